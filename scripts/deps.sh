@@ -1,0 +1,40 @@
+#!/bin/sh
+# Install every Debian package qemu-jitbpf needs to build QEMU, the tool,
+# and to run the test suite and benchmarks. Idempotent; needs root.
+set -eu
+
+PKGS="
+  make gcc libc6-dev pkg-config git xz-utils dpkg-dev gpgv debian-archive-keyring
+  ninja-build meson python3 python3-venv libglib2.0-dev flex bison
+  systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev
+  clang llvm libbpf-dev bpftool
+  linux-perf uftrace bpftrace
+  bats bats-assert bats-support bats-file
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
+  valgrind clang-format bc
+"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run 'make deps' as root)" >&2
+	exit 1
+fi
+
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+# Third-party sources configured on the machine may be unreachable; the
+# Debian archive is what matters.
+apt-get update -qq || true
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,162 @@
+#!/bin/bash
+# Build a QEMU with the qemu-jitbpf probes (or the unpatched reference).
+#
+#   qemu-build.sh 10.2.2|7.2 [patched|ref]     Debian source + probes/qemu-<ver>
+#   QEMU_SRC=/path qemu-build.sh custom        a user's own tree, as it is
+#
+# Binaries go to build/qemu-<ver>[-ref]/bin (build/qemu-custom/bin).  Built
+# trees are cached under $QEMU_JITBPF_CACHE (default ~/.cache/qemu-jitbpf),
+# keyed by version, flavour, configure flags and patch contents, so a second
+# run does nothing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VERSION=${1:?usage: qemu-build.sh VERSION [patched|ref]}
+FLAVOR=${2:-patched}
+CACHE=${QEMU_JITBPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qemu-jitbpf}
+MIRROR=${DEBIAN_MIRROR:-$(awk '/^URIs:/ {print $2; exit}' \
+	/etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+# Bump when the recipe below changes in a way that changes the binaries.
+RECIPE=3
+
+TARGETS="x86_64-linux-user,aarch64-linux-user"
+CONFIG_FLAGS="--target-list=$TARGETS --enable-trace-backends=dtrace
+	--enable-plugins --disable-docs --disable-tools --disable-system
+	--disable-werror"
+
+log() { printf 'qemu-build: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+case $VERSION in
+10.2.2)
+	SUITE=sid DEBVER=1:10.2.2+ds-1 DSC=qemu_10.2.2+ds-1.dsc
+	CONFIG_FLAGS="$CONFIG_FLAGS --disable-install-blobs"
+	NEED_MESON=1
+	;;
+7.2)
+	SUITE=bookworm DEBVER=1:7.2+dfsg-7+deb12u18 DSC=qemu_7.2+dfsg-7+deb12u18.dsc
+	NEED_MESON=0
+	;;
+custom)
+	[ -n "${QEMU_SRC:-}" ] || die "QEMU_SRC must name a QEMU source tree"
+	[ -x "$QEMU_SRC/configure" ] || die "$QEMU_SRC is not a QEMU source tree"
+	NEED_MESON=0
+	;;
+*)
+	die "unknown QEMU version '$VERSION' (10.2.2 or 7.2)"
+	;;
+esac
+case $FLAVOR in
+patched) OUT=$ROOT/build/qemu-$VERSION ;;
+ref) OUT=$ROOT/build/qemu-$VERSION-ref ;;
+*) die "unknown flavour '$FLAVOR' (patched or ref)" ;;
+esac
+PATCHDIR=$ROOT/probes/qemu-$VERSION
+
+# apt against a private configuration: the machine's sources stay untouched.
+apt_private() {
+	local suite=$1; shift
+	local d=$CACHE/apt-$suite
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	local kr=/usr/share/keyrings/debian-archive-keyring.gpg
+	printf 'deb [signed-by=%s] %s %s main\ndeb-src [signed-by=%s] %s %s main\n' \
+		"$kr" "$MIRROR" "$suite" "$kr" "$MIRROR" "$suite" >"$d/sources.list"
+	apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+}
+
+fetch_sources() {
+	local dl=$CACHE/dl
+	mkdir -p "$dl"
+	if [ ! -f "$dl/$DSC" ]; then
+		log "downloading qemu=$DEBVER from $SUITE"
+		apt_private "$SUITE" update >/dev/null
+		(cd "$dl" && apt_private "$SUITE" source --download-only "qemu=$DEBVER" >/dev/null)
+	fi
+	if [ "$NEED_MESON" = 1 ] && ! ls "$dl"/meson_*_all.deb >/dev/null 2>&1; then
+		log "downloading meson from $SUITE"
+		apt_private "$SUITE" update >/dev/null
+		(cd "$dl" && apt_private "$SUITE" download meson >/dev/null)
+	fi
+}
+
+if [ "$VERSION" = custom ]; then
+	OUT=$ROOT/build/qemu-custom
+	if ! grep -q '^tb_gen_code_done' "$QEMU_SRC/accel/tcg/trace-events"; then
+		die "$QEMU_SRC lacks the qemu-jitbpf probes; apply them first:" \
+			"git -C $QEMU_SRC am $ROOT/probes/qemu-<version>/*.patch"
+	fi
+	mkdir -p "$OUT/obj" "$OUT/bin"
+	cd "$OUT/obj"
+	# shellcheck disable=SC2086
+	[ -f build.ninja ] || "$QEMU_SRC/configure" $CONFIG_FLAGS >configure.log
+	ninja qemu-x86_64 qemu-aarch64 >ninja.log
+	cp -f qemu-x86_64 qemu-aarch64 "$OUT/bin/"
+	log "built $OUT/bin"
+	exit 0
+fi
+
+key_input() {
+	echo "recipe=$RECIPE version=$VERSION debver=$DEBVER flavor=$FLAVOR"
+	echo "flags=$CONFIG_FLAGS"
+	if [ "$FLAVOR" = patched ]; then
+		cat "$PATCHDIR"/*.patch
+	fi
+}
+KEY=$(key_input | sha256sum | cut -c1-16)
+STAMP=$OUT/.build-key
+
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] &&
+	[ -x "$OUT/bin/qemu-x86_64" ] && [ -x "$OUT/bin/qemu-aarch64" ]; then
+	log "$OUT is up to date ($KEY)"
+	exit 0
+fi
+
+CACHED=$CACHE/build/qemu-$VERSION-$FLAVOR-$KEY
+if [ ! -f "$CACHED/.complete" ]; then
+	fetch_sources
+	WORK=$ROOT/build/work/qemu-$VERSION-$FLAVOR
+	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	log "unpacking $DSC with Debian's patches"
+	dpkg-source -q -x "$CACHE/dl/$DSC" "$WORK/src" >/dev/null
+	if [ "$FLAVOR" = patched ]; then
+		for p in "$PATCHDIR"/*.patch; do
+			log "applying $(basename "$p")"
+			patch -s -p1 -d "$WORK/src" <"$p" || die "patch $p does not apply"
+		done
+	fi
+	env_meson=()
+	if [ "$NEED_MESON" = 1 ]; then
+		dpkg -x "$(ls "$CACHE"/dl/meson_*_all.deb | tail -n1)" "$WORK/meson"
+		env_meson=(PYTHONPATH="$WORK/meson/usr/lib/python3/dist-packages")
+		CONFIG_FLAGS="$CONFIG_FLAGS --python=/usr/bin/python3"
+	fi
+	mkdir -p "$WORK/obj"
+	log "configuring ($FLAVOR $VERSION)"
+	# shellcheck disable=SC2086
+	(cd "$WORK/obj" && env "${env_meson[@]}" ../src/configure $CONFIG_FLAGS \
+		>configure.log 2>&1) || { tail -n 30 "$WORK/obj/configure.log"; die "configure failed"; }
+	log "building qemu-x86_64 qemu-aarch64 and plugins (takes minutes)"
+	(cd "$WORK/obj" && env "${env_meson[@]}" ninja qemu-x86_64 qemu-aarch64 \
+		contrib-plugins >ninja.log 2>&1) || { tail -n 40 "$WORK/obj/ninja.log"; die "build failed"; }
+	rm -rf "$CACHED.tmp"
+	mkdir -p "$CACHED.tmp/bin" "$CACHED.tmp/plugins"
+	cp "$WORK/obj/qemu-x86_64" "$WORK/obj/qemu-aarch64" "$CACHED.tmp/bin/"
+	cp "$WORK"/obj/contrib/plugins/*.so "$CACHED.tmp/plugins/" 2>/dev/null || true
+	cp "$WORK/obj/configure.log" "$CACHED.tmp/"
+	cp "$WORK/src/scripts/checkpatch.pl" "$CACHED.tmp/"
+	touch "$CACHED.tmp/.complete"
+	rm -rf "$CACHED"
+	mv "$CACHED.tmp" "$CACHED"
+	rm -rf "$WORK"
+fi
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+cp -a "$CACHED/bin" "$CACHED/plugins" "$CACHED/checkpatch.pl" "$OUT/"
+echo "$KEY" >"$STAMP"
+log "ready: $OUT/bin ($KEY)"

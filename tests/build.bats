@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# The build: patch series style, cached QEMU builds, dependencies.
+
+load helpers
+
+@test "every patch of both series passes QEMU's checkpatch.pl" {
+	for v in 10.2.2 7.2; do
+		cp=$BUILD/qemu-$v/checkpatch.pl
+		[ -f "$cp" ] || fail "$cp missing: make qemu QEMU_VERSION=$v"
+		for p in "$TOP"/probes/qemu-$v/*.patch; do
+			run perl "$cp" --no-tree "$p"
+			assert_success
+			assert_output --partial "total: 0 errors"
+			# New files are covered by MAINTAINERS patterns that
+			# checkpatch does not look at; nothing else may warn.
+			if ! grep -q "total: 0 errors, 0 warnings" <<<"$output"; then
+				run grep -c '^WARNING' <<<"$output"
+				assert_output 1
+				run grep '^WARNING' <<<"$(perl "$cp" --no-tree "$p")"
+				assert_output --partial "MAINTAINERS"
+			fi
+		done
+	done
+}
+
+@test "the series are one logical change per patch, each signed off" {
+	for v in 10.2.2 7.2; do
+		for p in "$TOP"/probes/qemu-$v/*.patch; do
+			run grep -c '^Signed-off-by: ' "$p"
+			assert_output 1
+			run grep -c '^Subject: \[PATCH' "$p"
+			assert_output 1
+		done
+	done
+}
+
+@test "a second 'make qemu' does nothing" {
+	for v in 10.2.2 7.2; do
+		b=$BUILD/qemu-$v/bin/qemu-x86_64
+		before=$(stat -c %Y.%i "$b")
+		run make -C "$TOP" --no-print-directory qemu QEMU_VERSION=$v
+		assert_success
+		assert_output --partial "is up to date"
+		[ "$(stat -c %Y.%i "$b")" = "$before" ]
+	done
+}
+
+@test "the build rejects an unknown QEMU version with one line" {
+	run "$TOP/scripts/qemu-build.sh" 9.9
+	assert_failure
+	assert_output "qemu-build: error: unknown QEMU version '9.9' (10.2.2 or 7.2)"
+}
+
+@test "QEMU_SRC must be a QEMU tree carrying the probes" {
+	run make -C "$TOP" --no-print-directory qemu QEMU_SRC="$BATS_TEST_TMPDIR"
+	assert_failure
+	assert_output --partial "is not a QEMU source tree"
+	mkdir -p "$BATS_TEST_TMPDIR/q/accel/tcg"
+	printf '#!/bin/sh\n' >"$BATS_TEST_TMPDIR/q/configure"
+	chmod +x "$BATS_TEST_TMPDIR/q/configure"
+	: >"$BATS_TEST_TMPDIR/q/accel/tcg/trace-events"
+	run make -C "$TOP" --no-print-directory qemu QEMU_SRC="$BATS_TEST_TMPDIR/q"
+	assert_failure
+	assert_output --partial "lacks the qemu-jitbpf probes"
+}
+
+@test "make deps is idempotent" {
+	run "$TOP/scripts/deps.sh"
+	assert_success
+	assert_output "deps: all packages present"
+}
