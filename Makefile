@@ -11,12 +11,52 @@ GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
 
+# The tool: BPF object -> skeleton -> userspace binary.
+TOOL := $(BUILD)/bin/qemu-jitbpf
+TOOL_OBJ := $(BUILD)/tool
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CFLAGS ?= -g -O2
+TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOOL_OBJ) -Ibpf -Iuserspace
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werror \
+	-Wno-unused-parameter
+# BPF_USDT() declares a ctx parameter that programs need not use.
+CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
+	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+TOOL_SRCS := $(wildcard userspace/*.c)
+TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS))
+TOOL_LIBS := -lbpf -lelf -ldw -lz
+
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g)))
 
-.PHONY: all help deps qemu qemu-all qemu-ref guests tests check test bench demo \
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all tool help deps qemu qemu-all qemu-ref guests tests check test bench demo \
 	install clean distclean
 
-all: guests
+all: tool guests
+
+tool: $(TOOL)
+
+$(TOOL_OBJ)/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp && mv $@.tmp $@
+
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(TOOL_OBJ)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -I$(TOOL_OBJ) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	llvm-strip -g $@
+
+$(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp && mv $@.tmp $@
+
+$(TOOL_OBJ)/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/qemu-jitbpf.h \
+		$(TOOL_OBJ)/qemu-jitbpf.skel.h
+	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+
+$(TOOL): $(TOOL_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
 
 help:
 	@echo "make demo        late attach to a running guest, shown with bpftrace"
@@ -58,11 +98,12 @@ $(BUILD)/guests/aarch64/%: tests/guests/%.c
 tests:
 	@tests/gen-matrix.sh $(BUILD)/tests "$(QEMU_VERSIONS)" "$(GUEST_ARCHES)"
 
-test: guests tests
+test: tool guests tests
 	@tests/run.sh tests/*.bats $(BUILD)/tests/*.bats
 
 check: deps
 	@$(MAKE) --no-print-directory qemu-all
+	@$(MAKE) --no-print-directory tool
 	@$(MAKE) --no-print-directory test
 
 bench: guests qemu qemu-ref
@@ -71,12 +112,13 @@ bench: guests qemu qemu-ref
 demo: guests qemu
 	@tools/demo.sh
 
-install:
-	install -d $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools
+install: $(TOOL)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools
+	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 tools/qemu-jit-events $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools/
 
 clean:
-	rm -rf $(BUILD)/guests $(BUILD)/tests $(BUILD)/work
+	rm -rf $(BUILD)/guests $(BUILD)/tests $(BUILD)/work $(BUILD)/tool $(BUILD)/bin
 
 distclean:
 	rm -rf $(BUILD)

@@ -14,10 +14,8 @@ load helpers
 			# New files are covered by MAINTAINERS patterns that
 			# checkpatch does not look at; nothing else may warn.
 			if ! grep -q "total: 0 errors, 0 warnings" <<<"$output"; then
-				run grep -c '^WARNING' <<<"$output"
-				assert_output 1
-				run grep '^WARNING' <<<"$(perl "$cp" --no-tree "$p")"
-				assert_output --partial "MAINTAINERS"
+				assert_output --partial "total: 0 errors, 1 warnings"
+				assert_output --partial "Does MAINTAINERS need updating?"
 			fi
 		done
 	done

@@ -13,9 +13,11 @@ setup() {
 	for v in 10.2.2 7.2; do
 		require_qemu "$v" x86_64
 		q=$(qemu_bin "$v" x86_64)
-		expected=$("$q" "$BUSYBOX" sh -c 'echo $((6 * 7)); seq 3 | wc -l')
+		script=$BATS_TEST_TMPDIR/script.sh
+		echo 'echo $((6 * 7)); seq 3 | wc -l' >"$script"
+		expected=$("$q" "$BUSYBOX" sh "$script")
 		[ "$expected" = "$(printf '42\n3')" ]
-		run jit_events -s -c "$q $BUSYBOX sh -c 'echo \$((6 * 7)); seq 3 | wc -l'"
+		run jit_events -s -c "$q $BUSYBOX sh $script"
 		assert_success
 		assert_line 42
 		assert_line 3

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * BPF side of qemu-jitbpf: USDT programs on the probes of a patched QEMU
+ * (docs/probes.md).  Everything that must be read while the probe fires
+ * is read here: the per-instruction tables, which the translating thread
+ * reuses for its next TB, and the host code bytes, which a flush
+ * overwrites.  Records go to user space through one ring buffer; every
+ * record that finds no room is counted.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "qemu-jitbpf.h"
+
+/* Set by user space before load. */
+const volatile bool capture_code = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* resized by user space */
+} events SEC(".maps");
+
+__u64 counters[QJ_COUNTERS];
+__u64 tb_seq;
+/* Bytes of guest data per instruction, from tcg_prologue; 0 = unknown. */
+__u32 insn_stride;
+
+static __always_inline void count(enum qj_counter c, __u64 n)
+{
+	__sync_fetch_and_add(&counters[c], n);
+}
+
+static __always_inline void fill_hdr(struct qj_hdr *h, __u32 type, __u64 ts)
+{
+	h->type = type;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->ts = ts;
+}
+
+/* Reserve a record, or count it lost. */
+static __always_inline void *reserve(__u64 size)
+{
+	void *r = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!r)
+		count(QJ_LOST_RECORDS, 1);
+	return r;
+}
+
+static __always_inline void read_insns(__u16 *end_off_dst, __u8 *data_dst,
+				       __u64 end_off, __u64 insn_data,
+				       __u64 first, __u64 n, __u64 stride)
+{
+	__u64 len;
+
+	/* The bound checks must stay on the registers the helpers get:
+	 * hide what clang knows about n and len. */
+	asm volatile("" : "+r"(n));
+	if (n > QJ_INSNS_PER_REC)
+		n = QJ_INSNS_PER_REC;
+	bpf_probe_read_user(end_off_dst, n * sizeof(__u16),
+			    (void *)(end_off + first * sizeof(__u16)));
+	len = n * stride;
+	asm volatile("" : "+r"(len));
+	if (len > QJ_INSN_DATA_MAX)
+		len = QJ_INSN_DATA_MAX;
+	bpf_probe_read_user(data_dst, len, (void *)(insn_data + first * stride));
+}
+
+/* State of one tb_gen_code_done hit, shared with the bpf_loop callbacks. */
+struct tb_ctx {
+	__u64 ts;
+	__u64 seq;
+	__u64 host;
+	__u64 end_off;
+	__u64 insn_data;
+	__u32 icount;
+	__u32 size;
+	__u32 stride;
+	__u16 lost;
+	__u16 insn_recs;
+	__u16 code_recs;
+};
+
+/* Instructions past the first QJ_INSNS_PER_REC, QJ_INSNS_PER_REC a record. */
+static long send_insns(__u32 idx, struct tb_ctx *c)
+{
+	__u32 first = (idx + 1) * QJ_INSNS_PER_REC;
+	struct qj_tb_insns *r;
+
+	if (first >= c->icount || first >= QJ_TB_MAX_INSNS)
+		return 1;
+	r = reserve(sizeof(*r));
+	if (!r) {
+		c->lost++;
+		return 0;
+	}
+	fill_hdr(&r->hdr, QJ_EV_TB_INSNS, c->ts);
+	r->seq = c->seq;
+	r->first = first;
+	r->n = c->icount - first > QJ_INSNS_PER_REC ? QJ_INSNS_PER_REC : c->icount - first;
+	read_insns(r->end_off, r->insn_data, c->end_off, c->insn_data, first, r->n,
+		   c->stride);
+	bpf_ringbuf_submit(r, 0);
+	c->insn_recs++;
+	return 0;
+}
+
+/* Host code bytes, for jitdump, QJ_CODE_CHUNK a record. */
+static long send_code(__u32 idx, struct tb_ctx *c)
+{
+	__u64 off = (__u64)idx * QJ_CODE_CHUNK, len;
+	struct qj_code *r;
+
+	if (off >= c->size || off >= QJ_TB_MAX_CODE)
+		return 1;
+	r = reserve(sizeof(*r));
+	if (!r) {
+		c->lost++;
+		return 0;
+	}
+	fill_hdr(&r->hdr, QJ_EV_CODE, c->ts);
+	r->seq = c->seq;
+	r->off = off;
+	len = c->size - off;
+	asm volatile("" : "+r"(len));
+	if (len > QJ_CODE_CHUNK)
+		len = QJ_CODE_CHUNK;
+	r->len = len;
+	if (bpf_probe_read_user(r->bytes, len, (void *)(c->host + off)))
+		r->len = 0;
+	bpf_ringbuf_submit(r, 0);
+	c->code_recs++;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tb_gen_code_done, __u64 pc, __u64 host, __u64 size, __u32 icount,
+	     __u32 cflags, __u64 end_off, __u64 insn_data, __s32 cpu,
+	     __u32 flags, __u64 phys)
+{
+	struct tb_ctx c = {
+		.ts = bpf_ktime_get_ns(),
+		.seq = __sync_fetch_and_add(&tb_seq, 1),
+		.host = host,
+		.end_off = end_off,
+		.insn_data = insn_data,
+		.icount = icount > QJ_TB_MAX_INSNS ? QJ_TB_MAX_INSNS : icount,
+		.size = size > QJ_TB_MAX_CODE ? QJ_TB_MAX_CODE : size,
+		.stride = insn_stride,
+	};
+	struct qj_tb *tb;
+
+	count(QJ_TBS, 1);
+	if (c.stride > QJ_INSN_STRIDE_MAX)
+		c.stride = 0;
+	if (!c.stride)
+		count(QJ_NO_LAYOUT, 1);
+	else if (c.icount > QJ_INSNS_PER_REC)
+		bpf_loop(QJ_TB_MAX_INSNS / QJ_INSNS_PER_REC - 1, send_insns, &c, 0);
+	if (capture_code)
+		bpf_loop(QJ_TB_MAX_CODE / QJ_CODE_CHUNK, send_code, &c, 0);
+
+	/* The TB record last: user space then has all its parts. */
+	tb = reserve(sizeof(*tb));
+	if (!tb) {
+		count(QJ_LOST_TBS, 1);
+		return 0;
+	}
+	if (c.lost)
+		count(QJ_LOST_TBS, 1);
+	fill_hdr(&tb->hdr, QJ_EV_TB, c.ts);
+	tb->seq = c.seq;
+	tb->pc = pc;
+	tb->host = host;
+	tb->phys = phys;
+	tb->size = c.size;
+	tb->cflags = cflags;
+	tb->flags = flags;
+	tb->cpu = cpu;
+	tb->icount = c.icount;
+	tb->stride = c.stride;
+	tb->insn_recs = c.insn_recs;
+	tb->code_recs = c.code_recs;
+	tb->lost = c.lost;
+	if (c.stride)
+		read_insns(tb->end_off, tb->insn_data, end_off, insn_data, 0, c.icount,
+			   c.stride);
+	bpf_ringbuf_submit(tb, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words,
+	     __u32 word_size, __s32 page_bits)
+{
+	struct qj_prologue *r;
+	__u32 stride = words * word_size;
+
+	if (stride && stride <= QJ_INSN_STRIDE_MAX)
+		insn_stride = stride;
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_PROLOGUE, bpf_ktime_get_ns());
+	r->host = host;
+	r->size = size;
+	r->insn_words = words;
+	r->word_size = word_size;
+	r->page_bits = page_bits;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tb_flush)
+{
+	struct qj_hdr *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(r, QJ_EV_FLUSH, bpf_ktime_get_ns());
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jit_attach, __u32 n)
+{
+	struct qj_attach *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_ATTACH, bpf_ktime_get_ns());
+	r->count = n;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jitdump_marker, __u64 path, __u64 addr)
+{
+	struct qj_marker *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_MARKER, bpf_ktime_get_ns());
+	r->addr = addr;
+	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
+		r->path[0] = 0;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start,
+	     __u64 end)
+{
+	struct qj_image *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_IMAGE, bpf_ktime_get_ns());
+	r->bias = bias;
+	r->start = start;
+	r->end = end;
+	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
+		r->path[0] = 0;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
+{
+	struct qj_guest_base *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_GUEST_BASE, bpf_ktime_get_ns());
+	r->base = base;
+	r->page_bits = page_bits;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host code that is live in QEMU's code buffer, as named ranges.
+ * A flush kills every range but the prologue's; a new range replaces any
+ * older one it overlaps.  The perf map is written from this, so it
+ * describes the code that is live when the tool stops.
+ */
+#ifndef QJ_CODEMAP_H
+#define QJ_CODEMAP_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct code_range {
+	uint64_t host;
+	uint64_t size;
+	uint64_t seq; /* order of arrival: newer wins an overlap */
+	const char *name; /* interned (intern.h) or static */
+};
+
+struct codemap {
+	struct code_range *v;
+	size_t n, cap;
+	uint64_t seq;
+	struct code_range prologue;
+};
+
+void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name);
+void codemap_flush(struct codemap *m);
+void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size);
+/* Sort and drop what newer ranges overlap; returns the live ranges. */
+size_t codemap_live(struct codemap *m);
+void codemap_free(struct codemap *m);
+
+/* Interned strings live until intern_free(). */
+const char *intern(const char *s);
+const char *internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void intern_free(void);
+
+#endif

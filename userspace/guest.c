@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "guest.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A page that /proc/PID/maps did not cover is not looked up again soon. */
+#define MISS_RETRY_NS 1000000000ull
+#define MISS_SLOTS 1024
+
+void guest_init(struct guest *g, pid_t pid)
+{
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->miss_pages = xcalloc(MISS_SLOTS, sizeof(*g->miss_pages));
+	g->miss_time = xcalloc(MISS_SLOTS, sizeof(*g->miss_time));
+}
+
+void guest_free(struct guest *g)
+{
+	for (size_t i = 0; i < g->nimgs; i++)
+		free(g->imgs[i].path);
+	free(g->imgs);
+	free(g->miss_pages);
+	free(g->miss_time);
+}
+
+void guest_set_base(struct guest *g, uint64_t base)
+{
+	g->base = base;
+	g->base_known = true;
+}
+
+static const struct guest_image *find(const struct guest *g, uint64_t pc)
+{
+	size_t lo = 0, hi = g->nimgs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (g->imgs[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < g->imgs[lo - 1].end)
+		return &g->imgs[lo - 1];
+	return NULL;
+}
+
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
+		     uint64_t end)
+{
+	struct guest_image img = {
+		.start = start,
+		.end = end,
+		.bias = bias,
+		.elf = path[0] == '/' ? elf_file_get(path) : NULL,
+		.path = xstrdup(path),
+	};
+	size_t i, j;
+
+	if (end <= start)
+		return;
+	/* Already known as it is (the handshake reports images again)? */
+	for (i = 0; i < g->nimgs; i++)
+		if (g->imgs[i].start == start && g->imgs[i].end == end &&
+		    g->imgs[i].bias == bias && !strcmp(g->imgs[i].path, path)) {
+			free(img.path);
+			return;
+		}
+	/* A new mapping replaces whatever it overlaps. */
+	for (i = j = 0; i < g->nimgs; i++) {
+		if (g->imgs[i].start < end && start < g->imgs[i].end)
+			free(g->imgs[i].path);
+		else
+			g->imgs[j++] = g->imgs[i];
+	}
+	g->nimgs = j;
+	grow(&g->imgs, &g->cap, g->nimgs + 1, sizeof(*g->imgs));
+	for (i = g->nimgs; i > 0 && g->imgs[i - 1].start > start; i--)
+		g->imgs[i] = g->imgs[i - 1];
+	g->imgs[i] = img;
+	g->nimgs++;
+	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path,
+	       start, end, bias, img.elf ? "" : " (no symbols)");
+}
+
+int guest_add_elf_spec(struct guest *g, const char *spec)
+{
+	char *path = xstrdup(spec), *colon = strrchr(path, ':'), *end;
+	uint64_t bias = 0, lo, hi;
+	struct elf_file *e;
+
+	if (colon) {
+		errno = 0;
+		bias = strtoull(colon + 1, &end, 0);
+		if (errno || end == colon + 1 || *end) {
+			pr_err("--guest-elf %s: bias '%s' is not a number", spec, colon + 1);
+			free(path);
+			return -EINVAL;
+		}
+		*colon = 0;
+	}
+	e = elf_file_get(path);
+	if (!e) {
+		pr_err("--guest-elf %s: not a readable ELF file", path);
+		free(path);
+		return -EINVAL;
+	}
+	elf_file_range(e, &lo, &hi);
+	guest_add_image(g, path, bias, lo + bias, hi + bias);
+	free(path);
+	return 0;
+}
+
+/* Look for the file mapping that holds guest address PC in QEMU's maps. */
+static void scan_maps(struct guest *g, uint64_t pc)
+{
+	uint64_t host = pc + g->base;
+	char *line = NULL, *path = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	g->maps_scans++;
+	path = xasprintf("/proc/%d/maps", g->pid);
+	f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, off;
+		const struct load_seg *seg;
+		struct elf_file *e;
+		uint64_t lo, hi, bias, gstart;
+		int n = 0;
+		char *file;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &n) < 3 ||
+		    !n || host < start || host >= end)
+			continue;
+		file = line + n;
+		file[strcspn(file, "\n")] = 0;
+		if (file[0] != '/')
+			break;
+		e = elf_file_get(file);
+		seg = e ? elf_file_seg_at_offset(e, off) : NULL;
+		if (!seg)
+			break;
+		gstart = start - g->base;
+		bias = gstart - off - seg->vaddr + seg->offset;
+		elf_file_range(e, &lo, &hi);
+		guest_add_image(g, file, bias, lo + bias, hi + bias);
+		break;
+	}
+	free(line);
+	fclose(f);
+}
+
+void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
+{
+	const struct guest_image *img = find(g, pc);
+	const struct sym *s;
+
+	memset(loc, 0, sizeof(*loc));
+	if (!img && g->pid && g->base_known) {
+		uint64_t page = pc >> 12, now = mono_ns();
+		size_t slot = (page * 0x9e3779b97f4a7c15ull) >> 54;
+
+		if (g->miss_pages[slot] != page + 1 ||
+		    now - g->miss_time[slot] > MISS_RETRY_NS) {
+			scan_maps(g, pc);
+			img = find(g, pc);
+			if (!img) {
+				g->miss_pages[slot] = page + 1;
+				g->miss_time[slot] = now;
+			}
+		}
+	}
+	if (!img)
+		return;
+	loc->img = img;
+	loc->link = pc - img->bias;
+	if (!img->elf)
+		return;
+	s = elf_file_sym(img->elf, loc->link);
+	if (!s)
+		return;
+	loc->name = s->name;
+	loc->sym_start = s->addr + img->bias;
+}

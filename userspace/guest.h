@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The guest's address space, as far as symbols go: which ELF image covers
+ * a guest address, and with what load bias.  Images come from QEMU's
+ * image probe (executable, interpreter), from --guest-elf, and, for the
+ * libraries the guest's own loader maps, from QEMU's /proc/PID/maps, where
+ * they appear at guest_base + guest address.
+ */
+#ifndef QJ_GUEST_H
+#define QJ_GUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbols.h"
+
+struct guest_image {
+	uint64_t start, end; /* guest addresses, end exclusive */
+	uint64_t bias;       /* guest address = link address + bias */
+	struct elf_file *elf; /* NULL: not a readable ELF file */
+	char *path;
+};
+
+struct guest {
+	pid_t pid;        /* QEMU process, 0 when there is none to read */
+	uint64_t base;    /* guest_base */
+	bool base_known;
+	struct guest_image *imgs; /* sorted by start, disjoint */
+	size_t nimgs, cap;
+	uint64_t *miss_pages; /* pages /proc/PID/maps did not cover */
+	uint64_t *miss_time;
+	size_t nmiss;
+	unsigned long maps_scans;
+};
+
+/* What a guest address is. */
+struct guest_loc {
+	const char *name;       /* function, or NULL when unknown */
+	uint64_t sym_start;     /* guest address of the function */
+	const struct guest_image *img;
+	uint64_t link;          /* link address within img */
+};
+
+void guest_init(struct guest *g, pid_t pid);
+void guest_free(struct guest *g);
+void guest_set_base(struct guest *g, uint64_t base);
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
+		     uint64_t end);
+/* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
+int guest_add_elf_spec(struct guest *g, const char *spec);
+void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
+
+#endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * qemu-jitbpf: name the code QEMU's TCG JIT generates, for perf.
+ *
+ * Attaches BPF programs to the USDT probes of a patched QEMU (a running
+ * one, or one it launches), follows every translated block, symbolizes
+ * the guest code with the guest's own ELF files and writes
+ * /tmp/perf-PID.map and/or the jitdump QEMU mapped for perf inject.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "qemu-jitbpf.h"
+#include "qemu-jitbpf.skel.h"
+#include "perfmap.h"
+#include "session.h"
+#include "symbols.h"
+#include "target.h"
+#include "util.h"
+
+static struct env {
+	pid_t pid;
+	char **cmd;
+	bool perfmap;
+	bool perfmap_insn;
+	bool jitdump;
+	const char *outdir;
+	double duration;
+	char **guest_elves;
+	int nguest_elves;
+	unsigned long ringbuf_mb;
+} env;
+
+const char *argp_program_version = "qemu-jitbpf 0.1";
+const char *argp_program_bug_address = "<qemu-jitbpf@localhost>";
+static const char doc[] =
+	"Name the code QEMU's JIT generates, so that perf can profile emulated programs.\n"
+	"\n"
+	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [-o DIR] [-d SECONDS]\n"
+	"                   [--guest-elf PATH[:BIAS]]... [-v]\n"
+	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
+	"\n"
+	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
+	"Ctrl-C, the end of -d, or QEMU's exit, then completes its files.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    qemu-jitbpf -p 1234                 # /tmp/perf-1234.map at exit\n"
+	"    qemu-jitbpf -p 1234 --jitdump -d 30 # jit-1234.dump for perf inject -j\n"
+	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
+	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
+	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
+
+enum {
+	OPT_PERFMAP = 1000,
+	OPT_PERFMAP_INSN,
+	OPT_JITDUMP,
+	OPT_GUEST_ELF,
+	OPT_RINGBUF,
+};
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Attach to the running QEMU process PID", 0 },
+	{ "perfmap", OPT_PERFMAP, NULL, 0,
+	  "Write /tmp/perf-PID.map: one line per run of host code of one guest function (default)",
+	  0 },
+	{ "perfmap-insn", OPT_PERFMAP_INSN, NULL, 0,
+	  "Perf map with one line per guest instruction, sym+0xoff", 0 },
+	{ "jitdump", OPT_JITDUMP, NULL, 0,
+	  "Write a jitdump for perf inject -j into the marker QEMU maps", 0 },
+	{ "output", 'o', "DIR", 0,
+	  "Directory of the jitdump of a QEMU this tool launches (default: current)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
+	{ "guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
+	  "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
+	  "Ring buffer size in MiB, a power of 2 (default: 8, 32 with --jitdump)", 0 },
+	{ "verbose", 'v', NULL, 0, "Say what is going on", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		env.pid = strtol(arg, &end, 10);
+		if (errno || *end || env.pid <= 0)
+			argp_error(state, "invalid PID '%s'", arg);
+		break;
+	case OPT_PERFMAP:
+		env.perfmap = true;
+		break;
+	case OPT_PERFMAP_INSN:
+		env.perfmap = env.perfmap_insn = true;
+		break;
+	case OPT_JITDUMP:
+		env.jitdump = true;
+		break;
+	case 'o':
+		env.outdir = arg;
+		break;
+	case 'd':
+		errno = 0;
+		env.duration = strtod(arg, &end);
+		if (errno || *end || env.duration <= 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case OPT_GUEST_ELF:
+		env.guest_elves = xrealloc(env.guest_elves,
+					   (env.nguest_elves + 1) * sizeof(char *));
+		env.guest_elves[env.nguest_elves++] = arg;
+		break;
+	case OPT_RINGBUF:
+		errno = 0;
+		env.ringbuf_mb = strtoul(arg, &end, 10);
+		if (errno || *end || !env.ringbuf_mb || env.ringbuf_mb > 4096 ||
+		    (env.ringbuf_mb & (env.ringbuf_mb - 1)))
+			argp_error(state, "invalid ring buffer size '%s' (power of 2, MiB)",
+				   arg);
+		break;
+	case 'v':
+		verbose++;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		/* Everything from here on is the QEMU command. */
+		env.cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid == !env.cmd)
+			argp_error(state, "give either -p PID or -- QEMU-COMMAND");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t exiting;
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && !verbose)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+static const char *probe_progs[][2] = {
+	/* program, probe; jit_attach last: it starts the handshake. */
+	{ "linux_user_elf_image", "linux_user_elf_image" },
+	{ "linux_user_guest_base", "linux_user_guest_base" },
+	{ "tcg_prologue", "tcg_prologue" },
+	{ "tb_flush", "tb_flush" },
+	{ "tb_gen_code_done", "tb_gen_code_done" },
+	{ "jitdump_marker", "jitdump_marker" },
+	{ "jit_attach", "jit_attach" },
+};
+
+static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
+{
+	struct bpf_link **links[] = {
+		&skel->links.linux_user_elf_image, &skel->links.linux_user_guest_base,
+		&skel->links.tcg_prologue,	   &skel->links.tb_flush,
+		&skel->links.tb_gen_code_done,	   &skel->links.jitdump_marker,
+		&skel->links.jit_attach,
+	};
+	struct bpf_program *progs[] = {
+		skel->progs.linux_user_elf_image, skel->progs.linux_user_guest_base,
+		skel->progs.tcg_prologue,	  skel->progs.tb_flush,
+		skel->progs.tb_gen_code_done,	  skel->progs.jitdump_marker,
+		skel->progs.jit_attach,
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (progs[i] == skel->progs.jitdump_marker && !env.jitdump)
+			continue;
+		*links[i] = bpf_program__attach_usdt(progs[i], t->pid, t->exe, "qemu",
+						     probe_progs[i][1], NULL);
+		if (!*links[i]) {
+			int err = -errno;
+
+			pr_err("cannot attach to qemu:%s in %s: %s", probe_progs[i][1], t->exe,
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
+{
+	return skel->bss->counters[QJ_LOST_RECORDS];
+}
+
+static void status_line(struct session *s, struct qemu_jitbpf_bpf *skel, pid_t pid)
+{
+	fprintf(stderr, "\rqemu-jitbpf: pid %d: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
+			" lost  ",
+		pid, s->tbs, s->flushes, lost_events(skel));
+}
+
+static int check_outdir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		pr_err("output directory %s does not exist", dir);
+		return -ENOENT;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		pr_err("output directory %s is not writable", dir);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = doc,
+		.args_doc = NULL,
+	};
+	struct qemu_jitbpf_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct target target;
+	struct session s;
+	bool session_started = false, tty = isatty(STDERR_FILENO);
+	uint64_t start, last_status = 0, lost;
+	char *outdir = NULL, path[PATH_MAX];
+	int err;
+
+	err = argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
+	if (err)
+		return 2;
+	if (!env.perfmap && !env.jitdump)
+		env.perfmap = true;
+	elf_version(EV_CURRENT);
+	libbpf_set_print(libbpf_print_fn);
+
+	if (env.outdir) {
+		err = check_outdir(env.outdir);
+		if (err)
+			return 1;
+		outdir = realpath(env.outdir, NULL);
+	}
+	err = check_privileges();
+	if (err)
+		return 1;
+
+	if (env.cmd)
+		err = target_launch(&target, env.cmd, env.jitdump ? outdir : NULL);
+	else
+		err = target_attach(&target, env.pid);
+	if (err) {
+		if (env.cmd && err == -ECHILD)
+			pr_err("%s did not start", env.cmd[0]);
+		free(outdir);
+		return 1;
+	}
+
+	session_init(&s, &target, env.perfmap_insn, env.jitdump);
+	session_started = true;
+	for (int i = 0; i < env.nguest_elves; i++) {
+		err = guest_add_elf_spec(&s.guest, env.guest_elves[i]);
+		if (err)
+			goto cleanup;
+	}
+
+	skel = qemu_jitbpf_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_err("cannot open the BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	skel->rodata->capture_code = env.jitdump;
+	if (!env.ringbuf_mb)
+		env.ringbuf_mb = env.jitdump ? 32 : 8;
+	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
+	if (!err)
+		err = qemu_jitbpf_bpf__load(skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), session_event, &s, NULL);
+	if (!rb) {
+		err = -errno;
+		pr_err("cannot create the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = attach_probes(skel, &target);
+	if (err)
+		goto cleanup;
+	target_resume(&target);
+
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+	start = mono_ns();
+	if (!env.cmd)
+		pr_dbg("attached to %s (pid %d)", target.exe, target.pid);
+	while (!exiting) {
+		err = ring_buffer__poll(rb, 10);
+		if (err < 0 && err != -EINTR) {
+			pr_err("reading the ring buffer: %s", strerror(-err));
+			goto cleanup;
+		}
+		err = 0;
+		if (env.duration && mono_ns() - start >= env.duration * 1e9)
+			break;
+		if (!target_alive(&target))
+			break;
+		if (tty && !env.cmd && mono_ns() - last_status > 1000000000ull) {
+			last_status = mono_ns();
+			status_line(&s, skel, target.pid);
+		}
+	}
+	if (tty && last_status)
+		fputc('\n', stderr);
+
+	/* Detach, so that nothing stays enabled in QEMU, then drain. */
+	for (size_t i = 0; i < sizeof(skel->links) / sizeof(struct bpf_link *); i++) {
+		struct bpf_link **l = (struct bpf_link **)&skel->links + i;
+
+		bpf_link__destroy(*l);
+		*l = NULL;
+	}
+	ring_buffer__consume(rb);
+
+	if (env.perfmap) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", target.pid);
+		err = perfmap_write(&s.code, path, target.uid, target.gid, &s.bytes);
+		if (!err)
+			pr_dbg("wrote %s", path);
+	}
+	if (env.jitdump) {
+		int jerr = jitdump_close(s.jd, &s.bytes);
+
+		s.jd = NULL;
+		if (jerr == -ENOENT) {
+			pr_err("QEMU (pid %d) never reported a jitdump marker", target.pid);
+			err = err ? err : jerr;
+		} else if (jerr) {
+			pr_err("writing the jitdump: %s", strerror(-jerr));
+			err = err ? err : jerr;
+		} else {
+			pr_dbg("wrote %s", s.marker_path);
+		}
+	}
+	lost = lost_events(skel) + s.tbs_incomplete;
+	fprintf(stderr,
+		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
+		" bytes written, %" PRIu64 " events lost\n",
+		s.tbs, s.flushes, s.bytes, lost);
+	if (s.marker_path)
+		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", s.marker_path);
+
+cleanup:
+	ring_buffer__free(rb);
+	qemu_jitbpf_bpf__destroy(skel);
+	if (session_started) {
+		if (s.jd)
+			jitdump_close(s.jd, &s.bytes);
+		session_free(&s);
+	}
+	if (target.stopped) {
+		/* Never leave a QEMU we started stopped and traced. */
+		kill(target.pid, SIGKILL);
+		target_resume(&target);
+	}
+	elf_files_free();
+	intern_free();
+	free(env.guest_elves);
+	free(outdir);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One tracing session: turns the records of the BPF programs into guest
+ * names per host range, and feeds the writers (perf map, jitdump).
+ */
+#ifndef QJ_SESSION_H
+#define QJ_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codemap.h"
+#include "guest.h"
+#include "jitdump.h"
+#include "target.h"
+
+struct partial;
+
+struct session {
+	struct target *target;
+	bool perfmap_insn; /* one perf map line per guest instruction */
+	bool want_jitdump;
+	struct guest guest;
+	struct codemap code;
+	struct jitdump *jd;
+	uint32_t word_size;
+	int page_bits;
+	bool layout_known;
+	bool flush_pending; /* the code map is retired by the next TB */
+	struct partial *partials; /* parts of TBs whose TB record is to come */
+	struct partial *free_partials;
+	/* What happened, for the summary. */
+	uint64_t tbs;
+	uint64_t flushes;
+	uint64_t handshakes;
+	uint64_t tbs_incomplete; /* parts lost in the ring buffer */
+	uint64_t tbs_early;      /* before the handshake: retranslated later */
+	uint64_t bytes;
+	uint64_t bytes_pending; /* jitdump bytes not yet counted */
+	char *marker_path;
+};
+
+void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump);
+/* ring_buffer_sample_fn */
+int session_event(void *ctx, void *data, size_t size);
+void session_free(struct session *s);
+
+#endif

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "symbols.h"
+#include "util.h"
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct elf_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct sym *syms;
+	size_t nsyms;
+	char *names; /* one block holding every name */
+	struct load_seg *segs;
+	size_t nsegs;
+	uint64_t lo, hi;
+	/* Source lines, opened on first use. */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwfl_tried;
+	struct elf_file *next;
+};
+
+static struct elf_file *files;
+
+struct raw_sym {
+	uint64_t addr, size;
+	int rank; /* prefer GLOBAL over WEAK over LOCAL at one address */
+	size_t name_off;
+};
+
+struct sym_builder {
+	struct raw_sym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	count = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Sym s;
+		const char *name;
+		size_t len;
+		int type;
+
+		if (!gelf_getsym(data, i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value ||
+		    s.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		len = strlen(name) + 1;
+		grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+		grow(&b->names, &b->names_cap, b->names_len + len, 1);
+		memcpy(b->names + b->names_len, name, len);
+		b->v[b->n++] = (struct raw_sym){
+			.addr = s.st_value,
+			.size = s.st_size,
+			.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
+				: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
+									: 2,
+			.name_off = b->names_len,
+		};
+		b->names_len += len;
+	}
+}
+
+/* Read the function symbols of one ELF; returns true if it had .symtab. */
+static bool read_syms(struct sym_builder *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL;
+	bool symtab = false;
+	GElf_Shdr sh, dsh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			add_syms(b, elf, scn, &sh);
+			symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			dsh = sh;
+		}
+	}
+	if (dynsym)
+		add_syms(b, elf, dynsym, &dsh);
+	return symtab;
+}
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static void finish_syms(struct elf_file *e, struct sym_builder *b)
+{
+	size_t n = 0;
+
+	qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
+	e->names = b->names;
+	e->syms = xcalloc(b->n, sizeof(*e->syms));
+	for (size_t i = 0; i < b->n; i++) {
+		if (n && e->syms[n - 1].addr == b->v[i].addr)
+			continue; /* the best name for this address came first */
+		e->syms[n++] = (struct sym){
+			.addr = b->v[i].addr,
+			.size = b->v[i].size,
+			.name = (const char *)b->v[i].name_off,
+		};
+	}
+	for (size_t i = 0; i < n; i++) {
+		e->syms[i].name = e->names + (size_t)e->syms[i].name;
+		/* Assembly functions often have no size: up to the next one. */
+		if (!e->syms[i].size)
+			e->syms[i].size = i + 1 < n ? e->syms[i + 1].addr - e->syms[i].addr
+						    : 16;
+	}
+	e->nsyms = n;
+	free(b->v);
+}
+
+static void read_segs(struct elf_file *e, Elf *elf)
+{
+	size_t phnum;
+
+	e->lo = UINT64_MAX;
+	if (elf_getphdrnum(elf, &phnum))
+		return;
+	e->segs = xcalloc(phnum, sizeof(*e->segs));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nsegs++] = (struct load_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
+							 ph.p_filesz };
+		if (ph.p_vaddr < e->lo)
+			e->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > e->hi)
+			e->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (e->lo == UINT64_MAX)
+		e->lo = 0;
+}
+
+/* Separate debug file of ELF at PATH, by build-id then .gnu_debuglink. */
+static char *find_debug_file(Elf *elf, const char *path)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	char *cand;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
+			const unsigned char *id = (unsigned char *)d->d_buf + desc_off;
+			char hex[2 * 64 + 1];
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 ||
+			    nh.n_descsz > 64 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", id[i]);
+			cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+					 hex + 2);
+			if (!access(cand, R_OK))
+				return cand;
+			free(cand);
+		}
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t shstrndx;
+		const char *name;
+		Elf_Data *d;
+		char *dir, *real;
+
+		if (elf_getshdrstrndx(elf, &shstrndx) || !gelf_getshdr(scn, &sh))
+			break;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+			break;
+		real = realpath(path, NULL);
+		if (!real)
+			break;
+		dir = dirname(real);
+		const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			cand = xasprintf(fmts[i], dir, (char *)d->d_buf);
+			if (strcmp(cand, path) && !access(cand, R_OK)) {
+				free(real);
+				return cand;
+			}
+			free(cand);
+		}
+		free(real);
+		break;
+	}
+	return NULL;
+}
+
+static struct elf_file *load(const char *path, const struct stat *st)
+{
+	struct sym_builder b = { 0 };
+	struct elf_file *e;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_dbg("cannot open %s: %m", path);
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		pr_dbg("%s is not an ELF file", path);
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(path);
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	read_segs(e, elf);
+	if (!read_syms(&b, elf)) {
+		char *dbg = find_debug_file(elf, path);
+
+		if (dbg) {
+			int dfd = open(dbg, O_RDONLY | O_CLOEXEC);
+			Elf *delf = dfd < 0 ? NULL : elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+
+			if (delf) {
+				read_syms(&b, delf);
+				elf_end(delf);
+			}
+			if (dfd >= 0)
+				close(dfd);
+			pr_dbg("%s: symbols from %s", path, dbg);
+			free(dbg);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	finish_syms(e, &b);
+	pr_dbg("%s: %zu functions", path, e->nsyms);
+	return e;
+}
+
+struct elf_file *elf_file_get(const char *path)
+{
+	struct elf_file *e;
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	for (e = files; e; e = e->next)
+		if (e->dev == st.st_dev && e->ino == st.st_ino)
+			return e;
+	e = load(path, &st);
+	if (e) {
+		e->next = files;
+		files = e;
+	}
+	return e;
+}
+
+const char *elf_file_path(const struct elf_file *e)
+{
+	return e->path;
+}
+
+void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
+{
+	*lo = e->lo;
+	*hi = e->hi;
+}
+
+const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)
+{
+	for (size_t i = 0; i < e->nsegs; i++) {
+		const struct load_seg *s = &e->segs[i];
+		uint64_t start = s->offset & ~0xfffull;
+
+		if (off >= start && off < s->offset + (s->filesz ? s->filesz : 1))
+			return s;
+	}
+	return NULL;
+}
+
+const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->nsyms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (addr < e->syms[lo - 1].addr + e->syms[lo - 1].size)
+		return &e->syms[lo - 1];
+	return NULL;
+}
+
+size_t elf_file_nsyms(const struct elf_file *e)
+{
+	return e->nsyms;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
+{
+	Dwfl_Line *l;
+	GElf_Addr bias;
+
+	if (!e->dwfl_tried) {
+		e->dwfl_tried = true;
+		e->dwfl = dwfl_begin(&dwfl_callbacks);
+		if (e->dwfl) {
+			e->mod = dwfl_report_offline(e->dwfl, e->path, e->path, -1);
+			dwfl_report_end(e->dwfl, NULL, NULL);
+		}
+	}
+	if (!e->mod || !dwfl_module_getelf(e->mod, &bias))
+		return false;
+	l = dwfl_module_getsrc(e->mod, addr + bias);
+	if (!l)
+		return false;
+	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	return *file && *line > 0;
+}
+
+void elf_files_free(void)
+{
+	while (files) {
+		struct elf_file *e = files;
+
+		files = e->next;
+		if (e->dwfl)
+			dwfl_end(e->dwfl);
+		free(e->syms);
+		free(e->names);
+		free(e->segs);
+		free(e->path);
+		free(e);
+	}
+}

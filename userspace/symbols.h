@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Symbols of ELF files, by link address: sorted tables built once per file
+ * from .symtab (or .dynsym), with separate debug files found by build-id
+ * or .gnu_debuglink; source lines through libdwfl.  Files are cached by
+ * path, device and inode, so an image mapped into several processes or
+ * seen again after a flush is read once.
+ */
+#ifndef QJ_SYMBOLS_H
+#define QJ_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym {
+	uint64_t addr; /* link address */
+	uint64_t size;
+	const char *name;
+};
+
+struct load_seg {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t offset;
+	uint64_t filesz;
+};
+
+struct elf_file;
+
+/* NULL when PATH is not a readable ELF file (reason logged with -v). */
+struct elf_file *elf_file_get(const char *path);
+const char *elf_file_path(const struct elf_file *e);
+/* Lowest and highest (exclusive) link address of PT_LOAD segments. */
+void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
+/* The PT_LOAD segment that maps file offset OFF, or NULL. */
+const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
+const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr);
+size_t elf_file_nsyms(const struct elf_file *e);
+/* Source file and line of ADDR; false when unknown. */
+bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
+void elf_files_free(void);
+
+#endif

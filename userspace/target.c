@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "target.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+int check_privileges(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	if (has_cap(d, CAP_SYS_ADMIN) ||
+	    (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
+		return 0;
+	pr_err("missing privilege: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root");
+	return -EPERM;
+}
+
+bool elf_has_usdt(const char *binary, const char *provider, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *elf;
+	int fd;
+
+	fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && !found && (off = gelf_getnote(d, off, &nh, &noff, &doff))) {
+			/* stapsdt: pc, base, semaphore (3 addresses), then
+			 * provider, name and arguments as strings. */
+			const char *desc = (const char *)d->d_buf + doff;
+			size_t skip = 3 * (gelf_getclass(elf) == ELFCLASS64 ? 8 : 4);
+			const char *prov, *pname;
+
+			if (nh.n_type != 3 || nh.n_namesz != 8 ||
+			    memcmp((char *)d->d_buf + noff, "stapsdt", 8) ||
+			    nh.n_descsz <= skip)
+				continue;
+			prov = desc + skip;
+			pname = prov + strnlen(prov, nh.n_descsz - skip) + 1;
+			if ((size_t)(pname - desc) < nh.n_descsz && !strcmp(prov, provider) &&
+			    !strncmp(pname, name, nh.n_descsz - (pname - desc)) &&
+			    strlen(name) <= nh.n_descsz - (size_t)(pname - desc))
+				found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static uint16_t elf_machine(const char *path)
+{
+	GElf_Ehdr eh;
+	uint16_t m = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf && gelf_getehdr(elf, &eh))
+		m = eh.e_machine;
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return m;
+}
+
+/* Fill in exe, uid, gid; check it is a QEMU with our probes. */
+static int inspect(struct target *t)
+{
+	char link[64], comm[64] = "", *base;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+	n = readlink(link, t->exe, sizeof(t->exe) - 1);
+	if (n < 0) {
+		pr_err("cannot read %s: %s", link, strerror(errno));
+		return -errno;
+	}
+	t->exe[n] = 0;
+	snprintf(link, sizeof(link), "/proc/%d", t->pid);
+	if (stat(link, &st))
+		return -errno;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
+	snprintf(link, sizeof(link), "/proc/%d/comm", t->pid);
+	f = fopen(link, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	base = basename(t->exe);
+	if (!strstr(base, "qemu")) {
+		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
+		return -EINVAL;
+	}
+	if (!elf_has_usdt(t->exe, "qemu", "tb_gen_code_done")) {
+		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
+		       "make qemu (see README.md)",
+		       t->exe, t->pid);
+		return -ENOTSUP;
+	}
+	t->host_machine = elf_machine(t->exe);
+	return 0;
+}
+
+int target_attach(struct target *t, pid_t pid)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+		pr_err("process %d is not running", pid);
+		return -ESRCH;
+	}
+	return inspect(t);
+}
+
+int target_launch(struct target *t, char **argv, const char *jitdump_dir)
+{
+	int status, err;
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (jitdump_dir)
+			setenv("QEMU_JITDUMP_DIR", jitdump_dir, 1);
+		/* Stop at exec, so that probes are in place before QEMU runs. */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "qemu-jitbpf: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	t->pid = pid;
+	t->launched = true;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		t->exited = true;
+		t->status = status;
+		return -ECHILD;
+	}
+	t->stopped = true;
+	err = inspect(t);
+	if (err) {
+		kill(pid, SIGKILL);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		waitpid(pid, &status, 0);
+		t->exited = true;
+		t->stopped = false;
+	}
+	return err;
+}
+
+void target_resume(struct target *t)
+{
+	if (t->stopped && !t->exited)
+		ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
+	t->stopped = false;
+}
+
+bool target_alive(struct target *t)
+{
+	if (t->exited)
+		return false;
+	if (t->launched) {
+		if (waitpid(t->pid, &t->status, WNOHANG) == t->pid &&
+		    (WIFEXITED(t->status) || WIFSIGNALED(t->status)))
+			t->exited = true;
+	} else if (kill(t->pid, 0) && errno == ESRCH) {
+		t->exited = true;
+	}
+	return !t->exited;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The QEMU process to trace: an existing one (-p PID) or one we launch
+ * (-- QEMU-COMMAND), stopped right after exec until the probes are
+ * attached.  Each check fails with one line that says what to do.
+ */
+#ifndef QJ_TARGET_H
+#define QJ_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;
+	char exe[4096]; /* the QEMU binary, as /proc/PID/exe resolves */
+	uid_t uid;
+	gid_t gid;
+	uint16_t host_machine; /* e_machine of the QEMU binary */
+	bool launched;
+	bool stopped; /* launched, held at exec until target_resume() */
+	bool exited;
+	int status; /* wait status of a launched QEMU once exited */
+};
+
+/* 0, or -errno with the reason printed. */
+int check_privileges(void);
+int target_attach(struct target *t, pid_t pid);
+/* Start ARGV stopped after exec; ENV_JITDUMP_DIR, when set, for QEMU. */
+int target_launch(struct target *t, char **argv, const char *jitdump_dir);
+/* Let a launched QEMU run. */
+void target_resume(struct target *t);
+bool target_alive(struct target *t);
+/* Has BINARY the qemu:NAME USDT probe? */
+bool elf_has_usdt(const char *binary, const char *provider, const char *name);
+
+#endif

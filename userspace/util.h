@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Logging, allocation and file helpers shared by every part of the tool. */
+#ifndef QJ_UTIL_H
+#define QJ_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+extern int verbose;
+
+#define pr_err(fmt, ...) fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__)
+#define pr_warn(fmt, ...) fprintf(stderr, "qemu-jitbpf: warning: " fmt "\n", ##__VA_ARGS__)
+#define pr_dbg(fmt, ...)                                                         \
+	do {                                                                     \
+		if (verbose)                                                     \
+			fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__); \
+	} while (0)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grow *array (of *cap elements of size elsize) to hold at least need. */
+void grow(void *array, size_t *cap, size_t need, size_t elsize);
+
+/* CLOCK_MONOTONIC in ns, the clock of perf -k 1, jitdump and uftrace. */
+uint64_t mono_ns(void);
+
+/*
+ * Create PATH for writing without ever following a link planted in a shared
+ * directory: a new file is made next to it with O_EXCL and renamed over
+ * PATH when complete (safe_file_commit).  The file gets MODE and, when
+ * owner is not (uid_t)-1, that owner.
+ */
+struct safe_file {
+	char *path;
+	char *tmp;
+	FILE *f;
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+};
+int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid,
+		     gid_t gid);
+int safe_file_commit(struct safe_file *sf);
+void safe_file_abort(struct safe_file *sf);
+
+/* Write all of buf; false on error. */
+bool write_all(int fd, const void *buf, size_t len);
+
+#endif
