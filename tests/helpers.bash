@@ -69,3 +69,47 @@ wait_bg() { # [SECONDS]
 field() { # LINE KEY
 	sed -nE "s/.* $2=([^ ]+).*/\1/p" <<<"$1"
 }
+
+QEMU_JITBPF=$BUILD/bin/qemu-jitbpf
+
+# JIT samples of a perf.data, "time symbol" per line: samples whose DSO is
+# the perf map (perf map mode) or a jitted-*.so (after perf inject -j).
+jit_samples() { # PERF_DATA
+	perf script -i "$1" -F time,ip,sym,dso 2>/dev/null |
+		awk '$NF ~ /perf-[0-9]+\.map\)$|jitted-[0-9]+-[0-9]+\.so\)$/ {
+			t = $1; sub(":", "", t); print t, $3 }'
+}
+
+# Check that at least 90 % of the JIT samples of PERF_DATA have a guest
+# function name and that HOTTEST is the name with the most samples.
+check_attribution() { # PERF_DATA HOTTEST
+	local s=$BATS_TEST_TMPDIR/jit-samples.txt total named top
+	jit_samples "$1" >"$s"
+	total=$(wc -l <"$s")
+	named=$(awk '$2 != "[unknown]" && $2 !~ /^guest-0x/' "$s" | wc -l)
+	top=$(awk '{ print $2 }' "$s" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+	echo "# $1: $named of $total JIT samples named, hottest $top" >&3
+	[ "$total" -ge 200 ] || fail "only $total JIT samples in $1"
+	[ $((named * 100)) -ge $((total * 90)) ] || fail "only $named of $total JIT samples named"
+	[ "$top" = "$2" ] || fail "hottest is $top, not $2"
+}
+
+perf_record() { # OUT SECONDS PERF-TARGET-ARGS...
+	local out=$1 secs=$2
+	shift 2
+	perf record -q -e cpu-clock -k 1 -o "$out" "$@" -- sleep "$secs" >/dev/null 2>&1
+}
+
+perf_inject() { # IN OUT
+	DEBUGINFOD_URLS= perf inject -j -i "$1" -o "$2" 2>/dev/null
+}
+
+# Wait until FILE exists (the tool has attached and QEMU made the marker).
+wait_for_file() { # FILE [SECONDS]
+	local t=$((${2:-10} * 10))
+	while [ ! -e "$1" ] && [ "$t" -gt 0 ]; do
+		sleep 0.1
+		t=$((t - 1))
+	done
+	[ -e "$1" ] || fail "$1 never appeared"
+}

@@ -52,26 +52,31 @@ static const struct guest_image *find(const struct guest *g, uint64_t pc)
 }
 
 void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
-		     uint64_t end)
+		     uint64_t end, bool user)
 {
-	struct guest_image img = {
+	struct guest_image img;
+	size_t i, j;
+
+	if (end <= start)
+		return;
+	for (i = 0; i < g->nimgs; i++) {
+		bool overlap = g->imgs[i].start < end && start < g->imgs[i].end;
+
+		/* Already known as it is (the handshake reports images
+		 * again), or covered by what the user said? */
+		if ((overlap && g->imgs[i].user && !user) ||
+		    (g->imgs[i].start == start && g->imgs[i].end == end &&
+		     g->imgs[i].bias == bias && !strcmp(g->imgs[i].path, path)))
+			return;
+	}
+	img = (struct guest_image){
 		.start = start,
 		.end = end,
 		.bias = bias,
 		.elf = path[0] == '/' ? elf_file_get(path) : NULL,
 		.path = xstrdup(path),
+		.user = user,
 	};
-	size_t i, j;
-
-	if (end <= start)
-		return;
-	/* Already known as it is (the handshake reports images again)? */
-	for (i = 0; i < g->nimgs; i++)
-		if (g->imgs[i].start == start && g->imgs[i].end == end &&
-		    g->imgs[i].bias == bias && !strcmp(g->imgs[i].path, path)) {
-			free(img.path);
-			return;
-		}
 	/* A new mapping replaces whatever it overlaps. */
 	for (i = j = 0; i < g->nimgs; i++) {
 		if (g->imgs[i].start < end && start < g->imgs[i].end)
@@ -112,7 +117,7 @@ int guest_add_elf_spec(struct guest *g, const char *spec)
 		return -EINVAL;
 	}
 	elf_file_range(e, &lo, &hi);
-	guest_add_image(g, path, bias, lo + bias, hi + bias);
+	guest_add_image(g, path, bias, lo + bias, hi + bias, true);
 	free(path);
 	return 0;
 }
@@ -153,7 +158,7 @@ static void scan_maps(struct guest *g, uint64_t pc)
 		gstart = start - g->base;
 		bias = gstart - off - seg->vaddr + seg->offset;
 		elf_file_range(e, &lo, &hi);
-		guest_add_image(g, file, bias, lo + bias, hi + bias);
+		guest_add_image(g, file, bias, lo + bias, hi + bias, false);
 		break;
 	}
 	free(line);

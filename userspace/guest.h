@@ -20,6 +20,7 @@ struct guest_image {
 	uint64_t bias;       /* guest address = link address + bias */
 	struct elf_file *elf; /* NULL: not a readable ELF file */
 	char *path;
+	bool user; /* from --guest-elf: wins over what QEMU reports */
 };
 
 struct guest {
@@ -46,7 +47,7 @@ void guest_init(struct guest *g, pid_t pid);
 void guest_free(struct guest *g);
 void guest_set_base(struct guest *g, uint64_t base);
 void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
-		     uint64_t end);
+		     uint64_t end, bool user);
 /* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
 int guest_add_elf_spec(struct guest *g, const char *spec);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);

@@ -378,6 +378,8 @@ int main(int argc, char **argv)
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %" PRIu64 " events lost\n",
 		s.tbs, s.flushes, s.bytes, lost);
+	if (env.perfmap && !err)
+		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", path);
 	if (s.marker_path)
 		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", s.marker_path);
 

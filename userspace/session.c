@@ -313,7 +313,7 @@ int session_event(void *ctx, void *data, size_t size)
 
 			memcpy(path, r->path, QJ_PATH_MAX);
 			path[QJ_PATH_MAX] = 0;
-			guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1);
+			guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1, false);
 		}
 		break;
 	case QJ_EV_GUEST_BASE:

@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# qemu-jitbpf: command line, error paths, safe files, third-party guests.
+
+load helpers
+
+setup() {
+	[ -x "$QEMU_JITBPF" ] || fail "make tool first"
+	Q=$(qemu_bin 10.2.2 x86_64)
+	D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	stop_bg
+}
+
+@test "--help shows usage and examples" {
+	run "$QEMU_JITBPF" --help
+	assert_success
+	assert_output --partial "qemu-jitbpf -p PID"
+	assert_output --partial "EXAMPLES:"
+	assert_output --partial "--jitdump"
+	assert_output --partial "--perfmap-insn"
+	assert_output --partial "--guest-elf"
+}
+
+@test "neither -p nor a command is a usage error" {
+	run "$QEMU_JITBPF"
+	[ "$status" -ne 0 ]
+	assert_output --partial "give either -p PID or -- QEMU-COMMAND"
+	run "$QEMU_JITBPF" -p abc
+	[ "$status" -ne 0 ]
+	assert_output --partial "invalid PID 'abc'"
+}
+
+@test "error: PID not running" {
+	run "$QEMU_JITBPF" -p 4194303
+	assert_failure
+	assert_output "qemu-jitbpf: process 4194303 is not running"
+}
+
+@test "error: not a QEMU" {
+	start_bg sleep 30
+	run "$QEMU_JITBPF" -p "$BG_PID"
+	assert_failure
+	assert_output --regexp "^qemu-jitbpf: process $BG_PID \(sleep, .*/sleep\) is not a QEMU$"
+}
+
+@test "error: a QEMU without the probes says how to build one" {
+	# Any binary named like QEMU that lacks the probes, e.g. Debian's.
+	cp "$(command -v sleep)" "$D/qemu-x86_64"
+	start_bg "$D/qemu-x86_64" 30
+	sleep 0.2
+	run "$QEMU_JITBPF" -p "$BG_PID"
+	assert_failure
+	assert_output "qemu-jitbpf: $D/qemu-x86_64 (pid $BG_PID) has no qemu-jitbpf probes; build a QEMU with them: make qemu (see README.md)"
+}
+
+@test "error: missing privilege names the capabilities" {
+	start_bg "$Q" "$(guest x86_64 spin)" 2000000
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$QEMU_JITBPF" -p "$BG_PID"
+	assert_failure
+	assert_output "qemu-jitbpf: missing privilege: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root"
+}
+
+@test "error: output directory missing or not writable" {
+	run "$QEMU_JITBPF" -o "$D/nope" --jitdump -- "$Q" "$(guest x86_64 hot)" 1
+	assert_failure
+	assert_output "qemu-jitbpf: output directory $D/nope does not exist"
+	mkdir "$D/ro"
+	mount -t tmpfs -o ro none "$D/ro"
+	run "$QEMU_JITBPF" -o "$D/ro" --jitdump -- "$Q" "$(guest x86_64 hot)" 1
+	umount "$D/ro"
+	assert_failure
+	assert_output "qemu-jitbpf: output directory $D/ro is not writable"
+}
+
+@test "error: --guest-elf with a bad file or bias" {
+	start_bg "$Q" "$(guest x86_64 spin)" 2000000
+	run "$QEMU_JITBPF" -p "$BG_PID" --guest-elf "$D/none.elf"
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-elf $D/none.elf: not a readable ELF file"
+	run "$QEMU_JITBPF" -p "$BG_PID" --guest-elf "$(guest x86_64 hot):0xzz"
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-elf $(guest x86_64 hot):0xzz: bias '0xzz' is not a number"
+}
+
+@test "the perf map is never written through a planted link, and belongs to QEMU's user" {
+	start_bg setpriv --reuid=nobody --regid=nogroup --clear-groups "$Q" "$(guest x86_64 spin)" 2000000
+	sleep 0.5
+	echo precious >"$D/victim"
+	ln -sf "$D/victim" "/tmp/perf-$BG_PID.map"
+	run "$QEMU_JITBPF" -p "$BG_PID" -d 1
+	assert_success
+	[ "$(cat "$D/victim")" = precious ]
+	[ -f "/tmp/perf-$BG_PID.map" ] && [ ! -L "/tmp/perf-$BG_PID.map" ]
+	run stat -c '%U %a' "/tmp/perf-$BG_PID.map"
+	assert_output "nobody 644"
+	run grep -c ' spin_round$' "/tmp/perf-$BG_PID.map"
+	[ "$output" -ge 1 ]
+	rm -f "/tmp/perf-$BG_PID.map"
+}
+
+@test "--guest-elf names code that QEMU's images leave nameless" {
+	# A stripped guest: only the unstripped file given with --guest-elf
+	# has the symbols.
+	strip -o "$D/spin.stripped" "$(guest x86_64 spin)"
+	start_bg "$Q" "$D/spin.stripped" 2000000
+	sleep 0.5
+	run "$QEMU_JITBPF" -p "$BG_PID" -d 1
+	assert_success
+	run grep -c ' spin_round$' "/tmp/perf-$BG_PID.map"
+	assert_output 0
+	run "$QEMU_JITBPF" -p "$BG_PID" -d 1 --guest-elf "$(guest x86_64 spin):0"
+	assert_success
+	run grep -c ' spin_round$' "/tmp/perf-$BG_PID.map"
+	[ "$output" -ge 1 ] || fail "no spin_round in the map"
+	rm -f "/tmp/perf-$BG_PID.map"
+}
+
+@test "Debian's python3, a third-party guest: samples land on libpython and libc symbols" {
+	for v in 10.2.2 7.2; do
+		q=$(qemu_bin "$v" x86_64)
+		D=$BATS_TEST_TMPDIR/$v
+		mkdir -p "$D"
+		run perf record -q -e cpu-clock -k 1 -o "$D/perf.data" -- \
+			"$QEMU_JITBPF" --jitdump -o "$D" -- "$q" /usr/bin/python3 -c \
+			'import json; print(sum(len(json.dumps(list(range(i % 50)))) for i in range(40000)))'
+		assert_success
+		perf_inject "$D/perf.data" "$D/perf.jit.data"
+		jit_samples "$D/perf.jit.data" >"$D/s.txt"
+		total=$(wc -l <"$D/s.txt")
+		py=$(grep -cE ' (_?Py|_PyEval_EvalFrameDefault)' "$D/s.txt" || true)
+		libc=$(grep -cE ' (__memmove|__memcpy|memcpy|memmove|malloc|_int_malloc|_int_free|free|cfree|__strlen|strlen|__memset|memset)' "$D/s.txt" || true)
+		top=$(awk '{ print $2 }' "$D/s.txt" | sort | uniq -c | sort -rn | head -n 5)
+		echo "# $v: $total JIT samples, $py in Py*, $libc in libc; top: $(echo $top)" >&3
+		[ "$total" -ge 100 ] || fail "$v: $total JIT samples"
+		# python3.11 is stripped: its static functions have no name
+		# anywhere (not for native perf either); exported ones do.
+		[ $((py * 100)) -ge $((total * 25)) ] || fail "$v: $py of $total in Py* functions"
+		[ "$libc" -ge 5 ] || fail "$v: $libc samples in libc"
+		grep -q ' _PyEval_EvalFrameDefault$' <<<"$top" || fail "$v: top is $top"
+	done
+}
