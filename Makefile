@@ -59,12 +59,13 @@ $(TOOL): $(TOOL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
 
 help:
-	@echo "make demo        late attach to a running guest, shown with bpftrace"
+	@echo "make demo        attach late to a running guest; perf names its functions"
 	@echo "make check       install deps, build QEMU 10.2.2 and 7.2, run all tests"
 	@echo "make deps        install the Debian packages the project needs (root)"
 	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir)"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
-	@echo "make bench       detached-overhead benchmark, patched vs qemu-ref"
+	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
+	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it"
 	@echo "make test        run the bats suite on what is built"
 
 deps:
@@ -106,15 +107,18 @@ check: deps
 	@$(MAKE) --no-print-directory tool
 	@$(MAKE) --no-print-directory test
 
-bench: guests qemu qemu-ref
+bench: tool guests qemu qemu-ref
 	@bench/overhead.sh
+	@bench/attached.sh
 
-demo: guests qemu
+demo: tool guests qemu
 	@tools/demo.sh
 
 install: $(TOOL)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools \
+		$(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 docs/qemu-jitbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0755 tools/qemu-jit-events $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools/
 
 clean:

@@ -39,6 +39,16 @@ static __always_inline void fill_hdr(struct qj_hdr *h, __u32 type, __u64 ts)
 }
 
 /* Reserve a record, or count it lost. */
+/*
+ * User space drains the ring on a 10 ms timer: never wake it.  A wakeup
+ * is an irq_work self-IPI, which costs a VM exit on virtual machines and
+ * a context switch of the QEMU thread.
+ */
+static __always_inline void submit(void *r)
+{
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline void *reserve(__u64 size)
 {
 	void *r = bpf_ringbuf_reserve(&events, size, 0);
@@ -48,9 +58,8 @@ static __always_inline void *reserve(__u64 size)
 	return r;
 }
 
-static __always_inline void read_insns(__u16 *end_off_dst, __u8 *data_dst,
-				       __u64 end_off, __u64 insn_data,
-				       __u64 first, __u64 n, __u64 stride)
+static __always_inline void read_insns(__u16 *end_off_dst, __u8 *data_dst, __u64 end_off,
+				       __u64 insn_data, __u64 first, __u64 n, __u64 stride)
 {
 	__u64 len;
 
@@ -100,9 +109,8 @@ static long send_insns(__u32 idx, struct tb_ctx *c)
 	r->seq = c->seq;
 	r->first = first;
 	r->n = c->icount - first > QJ_INSNS_PER_REC ? QJ_INSNS_PER_REC : c->icount - first;
-	read_insns(r->end_off, r->insn_data, c->end_off, c->insn_data, first, r->n,
-		   c->stride);
-	bpf_ringbuf_submit(r, 0);
+	read_insns(r->end_off, r->insn_data, c->end_off, c->insn_data, first, r->n, c->stride);
+	submit(r);
 	c->insn_recs++;
 	return 0;
 }
@@ -130,15 +138,14 @@ static long send_code(__u32 idx, struct tb_ctx *c)
 	r->len = len;
 	if (bpf_probe_read_user(r->bytes, len, (void *)(c->host + off)))
 		r->len = 0;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	c->code_recs++;
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(tb_gen_code_done, __u64 pc, __u64 host, __u64 size, __u32 icount,
-	     __u32 cflags, __u64 end_off, __u64 insn_data, __s32 cpu,
-	     __u32 flags, __u64 phys)
+int BPF_USDT(tb_gen_code_done, __u64 pc, __u64 host, __u64 size, __u32 icount, __u32 cflags,
+	     __u64 end_off, __u64 insn_data, __s32 cpu, __u32 flags, __u64 phys)
 {
 	struct tb_ctx c = {
 		.ts = bpf_ktime_get_ns(),
@@ -185,15 +192,13 @@ int BPF_USDT(tb_gen_code_done, __u64 pc, __u64 host, __u64 size, __u32 icount,
 	tb->code_recs = c.code_recs;
 	tb->lost = c.lost;
 	if (c.stride)
-		read_insns(tb->end_off, tb->insn_data, end_off, insn_data, 0, c.icount,
-			   c.stride);
-	bpf_ringbuf_submit(tb, 0);
+		read_insns(tb->end_off, tb->insn_data, end_off, insn_data, 0, c.icount, c.stride);
+	submit(tb);
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words,
-	     __u32 word_size, __s32 page_bits)
+int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words, __u32 word_size, __s32 page_bits)
 {
 	struct qj_prologue *r;
 	__u32 stride = words * word_size;
@@ -209,7 +214,7 @@ int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words,
 	r->insn_words = words;
 	r->word_size = word_size;
 	r->page_bits = page_bits;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 
@@ -221,7 +226,7 @@ int BPF_USDT(tb_flush)
 	if (!r)
 		return 0;
 	fill_hdr(r, QJ_EV_FLUSH, bpf_ktime_get_ns());
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 
@@ -234,7 +239,7 @@ int BPF_USDT(jit_attach, __u32 n)
 		return 0;
 	fill_hdr(&r->hdr, QJ_EV_ATTACH, bpf_ktime_get_ns());
 	r->count = n;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 
@@ -249,13 +254,12 @@ int BPF_USDT(jitdump_marker, __u64 path, __u64 addr)
 	r->addr = addr;
 	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
 		r->path[0] = 0;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start,
-	     __u64 end)
+int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 end)
 {
 	struct qj_image *r = reserve(sizeof(*r));
 
@@ -267,7 +271,7 @@ int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start,
 	r->end = end;
 	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
 		r->path[0] = 0;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 
@@ -281,7 +285,7 @@ int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 	fill_hdr(&r->hdr, QJ_EV_GUEST_BASE, bpf_ktime_get_ns());
 	r->base = base;
 	r->page_bits = page_bits;
-	bpf_ringbuf_submit(r, 0);
+	submit(r);
 	return 0;
 }
 

@@ -10,31 +10,31 @@
 #define QJ_INSNS_PER_REC 16
 /* Per-insn guest data: at most 3 words of 8 bytes per instruction. */
 #define QJ_INSN_STRIDE_MAX 24
-#define QJ_INSN_DATA_MAX (QJ_INSNS_PER_REC * QJ_INSN_STRIDE_MAX)
+#define QJ_INSN_DATA_MAX   (QJ_INSNS_PER_REC * QJ_INSN_STRIDE_MAX)
 /* TCG limits a TB to 512 instructions and less than 64 KiB of host code. */
 #define QJ_TB_MAX_INSNS 512
-#define QJ_TB_MAX_CODE 65536
-#define QJ_CODE_CHUNK 1024
-#define QJ_PATH_MAX 256
+#define QJ_TB_MAX_CODE	65536
+#define QJ_CODE_CHUNK	1024
+#define QJ_PATH_MAX	256
 
 enum qj_event_type {
-	QJ_EV_TB = 1,     /* struct qj_tb, after its insn and code records */
-	QJ_EV_TB_INSNS,   /* struct qj_tb_insns: instructions 16.. of a TB */
-	QJ_EV_CODE,       /* struct qj_code: host code bytes of a TB */
-	QJ_EV_PROLOGUE,   /* struct qj_prologue */
-	QJ_EV_FLUSH,      /* struct qj_hdr: every host range may be reused */
-	QJ_EV_ATTACH,     /* struct qj_attach: late-attach handshake done */
-	QJ_EV_MARKER,     /* struct qj_marker: jitdump marker file */
-	QJ_EV_IMAGE,      /* struct qj_image: guest ELF image loaded by QEMU */
+	QJ_EV_TB = 1,	  /* struct qj_tb, after its insn and code records */
+	QJ_EV_TB_INSNS,	  /* struct qj_tb_insns: instructions 16.. of a TB */
+	QJ_EV_CODE,	  /* struct qj_code: host code bytes of a TB */
+	QJ_EV_PROLOGUE,	  /* struct qj_prologue */
+	QJ_EV_FLUSH,	  /* struct qj_hdr: every host range may be reused */
+	QJ_EV_ATTACH,	  /* struct qj_attach: late-attach handshake done */
+	QJ_EV_MARKER,	  /* struct qj_marker: jitdump marker file */
+	QJ_EV_IMAGE,	  /* struct qj_image: guest ELF image loaded by QEMU */
 	QJ_EV_GUEST_BASE, /* struct qj_guest_base */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
 enum qj_counter {
 	QJ_LOST_RECORDS, /* records the ring buffer had no room for */
-	QJ_LOST_TBS,     /* TBs whose header or some part was lost */
-	QJ_TBS,          /* TBs seen by the BPF program */
-	QJ_NO_LAYOUT,    /* TBs before the insn layout was known */
+	QJ_LOST_TBS,	 /* TBs whose header or some part was lost */
+	QJ_TBS,		 /* TBs seen by the BPF program */
+	QJ_NO_LAYOUT,	 /* TBs before the insn layout was known */
 	QJ_COUNTERS,
 };
 
@@ -46,19 +46,19 @@ struct qj_hdr {
 
 struct qj_tb {
 	struct qj_hdr hdr;
-	__u64 seq;   /* joins a TB with its continuation and code records */
-	__u64 pc;    /* guest pc of the first instruction */
-	__u64 host;  /* host code start */
+	__u64 seq;  /* joins a TB with its continuation and code records */
+	__u64 pc;   /* guest pc of the first instruction */
+	__u64 host; /* host code start */
 	__u64 phys;
-	__u32 size;  /* host code size, whole tc.size */
+	__u32 size; /* host code size, whole tc.size */
 	__u32 cflags;
 	__u32 flags;
 	__s32 cpu;
 	__u16 icount;
-	__u16 stride;    /* bytes per insn in insn_data, 0: layout unknown */
+	__u16 stride;	 /* bytes per insn in insn_data, 0: layout unknown */
 	__u16 insn_recs; /* QJ_EV_TB_INSNS records sent before this one */
 	__u16 code_recs; /* QJ_EV_CODE records sent before this one */
-	__u16 lost;      /* records of this TB that could not be sent */
+	__u16 lost;	 /* records of this TB that could not be sent */
 	__u16 pad[3];
 	__u16 end_off[QJ_INSNS_PER_REC];
 	__u8 insn_data[QJ_INSN_DATA_MAX];

@@ -67,3 +67,10 @@ load helpers
 	assert_success
 	assert_output "deps: all packages present"
 }
+
+@test "C sources follow the checked-in clang-format style" {
+	for f in "$TOP"/userspace/*.[ch] "$TOP"/bpf/*.[ch]; do
+		run diff -u "$f" <(clang-format --style=file:"$TOP/.clang-format" "$f")
+		assert_success
+	done
+}

@@ -11,7 +11,7 @@ void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *na
 	if (!size)
 		return; /* perf never matches an empty symbol */
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = (struct code_range){ host, size, ++m->seq, name };
+	m->v[m->n++] = (struct code_range){host, size, ++m->seq, name};
 }
 
 void codemap_flush(struct codemap *m)
@@ -21,7 +21,7 @@ void codemap_flush(struct codemap *m)
 
 void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
 {
-	m->prologue = (struct code_range){ host, size, 0, "qemu-tcg-prologue" };
+	m->prologue = (struct code_range){host, size, 0, "qemu-tcg-prologue"};
 }
 
 static int cmp_range(const void *a, const void *b)

@@ -15,7 +15,7 @@
 struct code_range {
 	uint64_t host;
 	uint64_t size;
-	uint64_t seq; /* order of arrival: newer wins an overlap */
+	uint64_t seq;	  /* order of arrival: newer wins an overlap */
 	const char *name; /* interned (intern.h) or static */
 };
 

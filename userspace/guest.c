@@ -9,7 +9,7 @@
 
 /* A page that /proc/PID/maps did not cover is not looked up again soon. */
 #define MISS_RETRY_NS 1000000000ull
-#define MISS_SLOTS 1024
+#define MISS_SLOTS    1024
 
 void guest_init(struct guest *g, pid_t pid)
 {
@@ -51,8 +51,8 @@ static const struct guest_image *find(const struct guest *g, uint64_t pc)
 	return NULL;
 }
 
-void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
-		     uint64_t end, bool user)
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+		     bool user)
 {
 	struct guest_image img;
 	size_t i, j;
@@ -90,8 +90,8 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 		g->imgs[i] = g->imgs[i - 1];
 	g->imgs[i] = img;
 	g->nimgs++;
-	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path,
-	       start, end, bias, img.elf ? "" : " (no symbols)");
+	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path, start,
+	       end, bias, img.elf ? "" : " (no symbols)");
 }
 
 int guest_add_elf_spec(struct guest *g, const char *spec)
@@ -175,8 +175,7 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 		uint64_t page = pc >> 12, now = mono_ns();
 		size_t slot = (page * 0x9e3779b97f4a7c15ull) >> 54;
 
-		if (g->miss_pages[slot] != page + 1 ||
-		    now - g->miss_time[slot] > MISS_RETRY_NS) {
+		if (g->miss_pages[slot] != page + 1 || now - g->miss_time[slot] > MISS_RETRY_NS) {
 			scan_maps(g, pc);
 			img = find(g, pc);
 			if (!img) {

@@ -16,16 +16,16 @@
 #include "symbols.h"
 
 struct guest_image {
-	uint64_t start, end; /* guest addresses, end exclusive */
-	uint64_t bias;       /* guest address = link address + bias */
+	uint64_t start, end;  /* guest addresses, end exclusive */
+	uint64_t bias;	      /* guest address = link address + bias */
 	struct elf_file *elf; /* NULL: not a readable ELF file */
 	char *path;
 	bool user; /* from --guest-elf: wins over what QEMU reports */
 };
 
 struct guest {
-	pid_t pid;        /* QEMU process, 0 when there is none to read */
-	uint64_t base;    /* guest_base */
+	pid_t pid;     /* QEMU process, 0 when there is none to read */
+	uint64_t base; /* guest_base */
 	bool base_known;
 	struct guest_image *imgs; /* sorted by start, disjoint */
 	size_t nimgs, cap;
@@ -37,17 +37,17 @@ struct guest {
 
 /* What a guest address is. */
 struct guest_loc {
-	const char *name;       /* function, or NULL when unknown */
-	uint64_t sym_start;     /* guest address of the function */
+	const char *name;   /* function, or NULL when unknown */
+	uint64_t sym_start; /* guest address of the function */
 	const struct guest_image *img;
-	uint64_t link;          /* link address within img */
+	uint64_t link; /* link address within img */
 };
 
 void guest_init(struct guest *g, pid_t pid);
 void guest_free(struct guest *g);
 void guest_set_base(struct guest *g, uint64_t base);
-void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start,
-		     uint64_t end, bool user);
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+		     bool user);
 /* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
 int guest_add_elf_spec(struct guest *g, const char *spec);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);

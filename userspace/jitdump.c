@@ -11,9 +11,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define JITDUMP_MAGIC 0x4A695444u
-#define JITDUMP_VERSION 1
-#define JIT_CODE_LOAD 0
+#define JITDUMP_MAGIC	    0x4A695444u
+#define JITDUMP_VERSION	    1
+#define JIT_CODE_LOAD	    0
 #define JIT_CODE_DEBUG_INFO 2
 
 struct jitdump {
@@ -72,8 +72,8 @@ static int mapped_file(pid_t pid, uint64_t addr, const char *path, dev_t *dev, i
 		unsigned int maj, min;
 		int n = 0;
 
-		if (sscanf(line, "%llx-%*x %*s %*x %x:%x %llu %n", &start, &maj, &min, &inode,
-			   &n) < 4 ||
+		if (sscanf(line, "%llx-%*x %*s %*x %x:%x %llu %n", &start, &maj, &min, &inode, &n) <
+			    4 ||
 		    start != addr || !n)
 			continue;
 		line[strcspn(line, "\n")] = 0;
@@ -94,8 +94,7 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 	struct {
 		uint32_t magic, version, total_size, elf_mach, pad1, pid;
 		uint64_t timestamp, flags;
-	} hdr = { JITDUMP_MAGIC, JITDUMP_VERSION, sizeof(hdr), j->elf_mach, 0, j->pid,
-		  mono_ns(), 0 };
+	} hdr = {JITDUMP_MAGIC, JITDUMP_VERSION, sizeof(hdr), j->elf_mach, 0, j->pid, mono_ns(), 0};
 	struct stat st;
 	dev_t dev = 0;
 	ino_t ino = 0;
@@ -146,9 +145,8 @@ const char *jitdump_path(const struct jitdump *j)
 	return j->path;
 }
 
-void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr,
-		  const uint8_t *code, uint64_t size, const char *name,
-		  const struct jd_line *lines, size_t nlines)
+void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr, const uint8_t *code,
+		  uint64_t size, const char *name, const struct jd_line *lines, size_t nlines)
 {
 	size_t namelen = strlen(name) + 1;
 
@@ -156,7 +154,7 @@ void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr,
 		struct {
 			uint32_t id, total_size;
 			uint64_t timestamp, code_addr, nr_entry;
-		} d = { JIT_CODE_DEBUG_INFO, sizeof(d), ts, addr, nlines };
+		} d = {JIT_CODE_DEBUG_INFO, sizeof(d), ts, addr, nlines};
 
 		for (size_t i = 0; i < nlines; i++)
 			d.total_size += 16 + strlen(lines[i].file) + 1;
@@ -166,7 +164,7 @@ void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr,
 				uint64_t addr;
 				int32_t line;
 				uint32_t discrim;
-			} e = { lines[i].addr, lines[i].line, 0 };
+			} e = {lines[i].addr, lines[i].line, 0};
 
 			put(j, &e, sizeof(e));
 			put(j, lines[i].file, strlen(lines[i].file) + 1);
@@ -178,8 +176,8 @@ void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr,
 		uint64_t timestamp;
 		uint32_t pid, tid;
 		uint64_t vma, code_addr, code_size, code_index;
-	} l = { JIT_CODE_LOAD, sizeof(l) + namelen + size, ts, j->pid, tid, addr, addr,
-		size, j->code_index++ };
+	} l = {JIT_CODE_LOAD,  sizeof(l) + namelen + size, ts, j->pid, tid, addr, addr, size,
+	       j->code_index++};
 
 	put(j, &l, sizeof(l));
 	put(j, name, namelen);

@@ -25,9 +25,8 @@ struct jitdump *jitdump_new(pid_t pid, uint32_t elf_mach);
 int jitdump_open(struct jitdump *j, const char *path, uint64_t addr);
 bool jitdump_is_open(const struct jitdump *j);
 const char *jitdump_path(const struct jitdump *j);
-void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr,
-		  const uint8_t *code, uint64_t size, const char *name,
-		  const struct jd_line *lines, size_t nlines);
+void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr, const uint8_t *code,
+		  uint64_t size, const char *name, const struct jd_line *lines, size_t nlines);
 /* Complete the file; returns 0 or -errno; adds what it wrote to *bytes. */
 int jitdump_close(struct jitdump *j, uint64_t *bytes);
 

@@ -5,8 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid,
-		  uint64_t *bytes)
+int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid, uint64_t *bytes)
 {
 	struct safe_file sf;
 	size_t n = codemap_live(m);
@@ -19,8 +18,8 @@ int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid,
 		const struct code_range *r = &m->v[i];
 		/* perf drops names under 3 characters, and the last byte of
 		 * every line, newline or not. */
-		int len = fprintf(sf.f, "%" PRIx64 " %" PRIx64 " %s%s\n", r->host, r->size,
-				  r->name, strlen(r->name) < 3 ? "___" : "");
+		int len = fprintf(sf.f, "%" PRIx64 " %" PRIx64 " %s%s\n", r->host, r->size, r->name,
+				  strlen(r->name) < 3 ? "___" : "");
 
 		if (len > 0)
 			*bytes += len;

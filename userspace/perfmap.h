@@ -9,7 +9,6 @@
 #include "codemap.h"
 
 /* Write PATH atomically, readable by all, owned by UID:GID; 0 or -errno. */
-int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid,
-		  uint64_t *bytes);
+int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid, uint64_t *bytes);
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -70,23 +71,23 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Attach to the running QEMU process PID", 0 },
-	{ "perfmap", OPT_PERFMAP, NULL, 0,
-	  "Write /tmp/perf-PID.map: one line per run of host code of one guest function (default)",
-	  0 },
-	{ "perfmap-insn", OPT_PERFMAP_INSN, NULL, 0,
-	  "Perf map with one line per guest instruction, sym+0xoff", 0 },
-	{ "jitdump", OPT_JITDUMP, NULL, 0,
-	  "Write a jitdump for perf inject -j into the marker QEMU maps", 0 },
-	{ "output", 'o', "DIR", 0,
-	  "Directory of the jitdump of a QEMU this tool launches (default: current)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
-	{ "guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
-	  "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0 },
-	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	  "Ring buffer size in MiB, a power of 2 (default: 8, 32 with --jitdump)", 0 },
-	{ "verbose", 'v', NULL, 0, "Say what is going on", 0 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{"pid", 'p', "PID", 0, "Attach to the running QEMU process PID", 0},
+	{"perfmap", OPT_PERFMAP, NULL, 0,
+	 "Write /tmp/perf-PID.map: one line per run of host code of one guest function (default)",
+	 0},
+	{"perfmap-insn", OPT_PERFMAP_INSN, NULL, 0,
+	 "Perf map with one line per guest instruction, sym+0xoff", 0},
+	{"jitdump", OPT_JITDUMP, NULL, 0,
+	 "Write a jitdump for perf inject -j into the marker QEMU maps", 0},
+	{"output", 'o', "DIR", 0,
+	 "Directory of the jitdump of a QEMU this tool launches (default: current)", 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0},
+	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
+	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
+	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
+	 "Ring buffer size in MiB, a power of 2 (default: 8, 32 with --jitdump)", 0},
+	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
 };
 
@@ -120,8 +121,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid duration '%s'", arg);
 		break;
 	case OPT_GUEST_ELF:
-		env.guest_elves = xrealloc(env.guest_elves,
-					   (env.nguest_elves + 1) * sizeof(char *));
+		env.guest_elves =
+			xrealloc(env.guest_elves, (env.nguest_elves + 1) * sizeof(char *));
 		env.guest_elves[env.nguest_elves++] = arg;
 		break;
 	case OPT_RINGBUF:
@@ -129,8 +130,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.ringbuf_mb = strtoul(arg, &end, 10);
 		if (errno || *end || !env.ringbuf_mb || env.ringbuf_mb > 4096 ||
 		    (env.ringbuf_mb & (env.ringbuf_mb - 1)))
-			argp_error(state, "invalid ring buffer size '%s' (power of 2, MiB)",
-				   arg);
+			argp_error(state, "invalid ring buffer size '%s' (power of 2, MiB)", arg);
 		break;
 	case 'v':
 		verbose++;
@@ -172,13 +172,13 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va
 
 static const char *probe_progs[][2] = {
 	/* program, probe; jit_attach last: it starts the handshake. */
-	{ "linux_user_elf_image", "linux_user_elf_image" },
-	{ "linux_user_guest_base", "linux_user_guest_base" },
-	{ "tcg_prologue", "tcg_prologue" },
-	{ "tb_flush", "tb_flush" },
-	{ "tb_gen_code_done", "tb_gen_code_done" },
-	{ "jitdump_marker", "jitdump_marker" },
-	{ "jit_attach", "jit_attach" },
+	{"linux_user_elf_image", "linux_user_elf_image"},
+	{"linux_user_guest_base", "linux_user_guest_base"},
+	{"tcg_prologue", "tcg_prologue"},
+	{"tb_flush", "tb_flush"},
+	{"tb_gen_code_done", "tb_gen_code_done"},
+	{"jitdump_marker", "jitdump_marker"},
+	{"jit_attach", "jit_attach"},
 };
 
 static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
@@ -212,6 +212,39 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 	return 0;
 }
 
+static void detach_all(struct qemu_jitbpf_bpf *skel)
+{
+	struct bpf_link **links = (struct bpf_link **)&skel->links;
+
+	for (size_t i = 0; i < sizeof(skel->links) / sizeof(*links); i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+}
+
+/*
+ * The kernel unregisters perf uprobes one at a time, each waiting for an
+ * RCU grace period: ~0.1 s per probe site, a second in all.  Once QEMU is
+ * gone nothing depends on it, so a child does it while we return; our
+ * copies of the link descriptors then close without unregistering.
+ */
+static void detach_in_background(struct qemu_jitbpf_bpf *skel)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* Hold no pipe of whoever waits for us. */
+		int null = open("/dev/null", O_RDWR);
+
+		for (int fd = 0; fd < 3 && null >= 0; fd++)
+			dup2(null, fd);
+		detach_all(skel);
+		_exit(0);
+	}
+	if (pid < 0)
+		detach_all(skel);
+}
+
 static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
 {
 	return skel->bss->counters[QJ_LOST_RECORDS];
@@ -219,8 +252,8 @@ static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
 
 static void status_line(struct session *s, struct qemu_jitbpf_bpf *skel, pid_t pid)
 {
-	fprintf(stderr, "\rqemu-jitbpf: pid %d: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
-			" lost  ",
+	fprintf(stderr,
+		"\rqemu-jitbpf: pid %d: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64 " lost  ",
 		pid, s->tbs, s->flushes, lost_events(skel));
 }
 
@@ -255,6 +288,8 @@ int main(int argc, char **argv)
 	uint64_t start, last_status = 0, lost;
 	char *outdir = NULL, path[PATH_MAX];
 	int err;
+
+	uint64_t t0 = mono_ns();
 
 	err = argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	if (err)
@@ -319,6 +354,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	target_resume(&target);
+	pr_dbg("probes attached after %.0f ms", (mono_ns() - t0) / 1e6);
 
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
@@ -326,7 +362,11 @@ int main(int argc, char **argv)
 	if (!env.cmd)
 		pr_dbg("attached to %s (pid %d)", target.exe, target.pid);
 	while (!exiting) {
+		/* The BPF side never wakes us (BPF_RB_NO_WAKEUP): wait 10 ms,
+		 * then drain whatever is there. */
 		err = ring_buffer__poll(rb, 10);
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading the ring buffer: %s", strerror(-err));
 			goto cleanup;
@@ -343,15 +383,16 @@ int main(int argc, char **argv)
 	}
 	if (tty && last_status)
 		fputc('\n', stderr);
+	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
 
-	/* Detach, so that nothing stays enabled in QEMU, then drain. */
-	for (size_t i = 0; i < sizeof(skel->links) / sizeof(struct bpf_link *); i++) {
-		struct bpf_link **l = (struct bpf_link **)&skel->links + i;
-
-		bpf_link__destroy(*l);
-		*l = NULL;
+	/* Detach, so that nothing stays enabled in a running QEMU, then
+	 * drain.  A QEMU that exited fires no probe any more. */
+	if (!target.exited) {
+		detach_all(skel);
+		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
 	}
 	ring_buffer__consume(rb);
+	pr_dbg("drained after %.0f ms", (mono_ns() - t0) / 1e6);
 
 	if (env.perfmap) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", target.pid);
@@ -373,6 +414,7 @@ int main(int argc, char **argv)
 			pr_dbg("wrote %s", s.marker_path);
 		}
 	}
+	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
 	lost = lost_events(skel) + s.tbs_incomplete;
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
@@ -382,6 +424,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", path);
 	if (s.marker_path)
 		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", s.marker_path);
+
+	if (target.exited)
+		detach_in_background(skel);
 
 cleanup:
 	ring_buffer__free(rb);

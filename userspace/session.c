@@ -13,8 +13,8 @@
 
 struct partial {
 	uint64_t seq;
-	uint32_t insns;     /* continuation instructions received */
-	uint32_t code_len;  /* code bytes received */
+	uint32_t insns;	   /* continuation instructions received */
+	uint32_t code_len; /* code bytes received */
 	uint16_t end_off[QJ_TB_MAX_INSNS];
 	uint8_t data[QJ_TB_MAX_INSNS * QJ_INSN_STRIDE_MAX];
 	uint8_t code[QJ_TB_MAX_CODE];
@@ -89,8 +89,7 @@ static void on_insns(struct session *s, const struct qj_tb_insns *r)
 	if (r->first + n > QJ_TB_MAX_INSNS)
 		return;
 	memcpy(&p->end_off[r->first], r->end_off, n * sizeof(r->end_off[0]));
-	memcpy(&p->data[(size_t)r->first * QJ_INSN_STRIDE_MAX], r->insn_data,
-	       sizeof(r->insn_data));
+	memcpy(&p->data[(size_t)r->first * QJ_INSN_STRIDE_MAX], r->insn_data, sizeof(r->insn_data));
 	p->insns += n;
 }
 
@@ -143,10 +142,10 @@ static void emit_jitdump(struct session *s, const struct qj_tb *tb, const uint8_
 		if (!locs[i].img || !locs[i].img->elf ||
 		    !elf_file_line(locs[i].img->elf, locs[i].link, &file, &line))
 			continue;
-		lines[nl++] = (struct jd_line){ tb->host + ins_start[i], line, file };
+		lines[nl++] = (struct jd_line){tb->host + ins_start[i], line, file};
 	}
-	jitdump_load(s->jd, tb->hdr.ts, tb->hdr.tid, tb->host + from, code + from, to - from,
-		     name, lines, nl);
+	jitdump_load(s->jd, tb->hdr.ts, tb->hdr.tid, tb->host + from, code + from, to - from, name,
+		     lines, nl);
 }
 
 static void on_tb(struct session *s, const struct qj_tb *tb)
@@ -179,9 +178,8 @@ static void on_tb(struct session *s, const struct qj_tb *tb)
 
 	/* Guest pc and host range of each instruction. */
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *d = i < QJ_INSNS_PER_REC
-					   ? &tb->insn_data[i * tb->stride]
-					   : &p->data[(size_t)i * QJ_INSN_STRIDE_MAX];
+		const uint8_t *d = i < QJ_INSNS_PER_REC ? &tb->insn_data[i * tb->stride]
+							: &p->data[(size_t)i * QJ_INSN_STRIDE_MAX];
 		uint16_t end = i < QJ_INSNS_PER_REC ? tb->end_off[i] : p->end_off[i];
 
 		gpc[i] = word0(d, s->word_size);
@@ -208,10 +206,9 @@ static void on_tb(struct session *s, const struct qj_tb *tb)
 
 	if (s->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
-			const char *name = locs[i].name
-						   ? internf("%s+0x%" PRIx64, locs[i].name,
-							     gpc[i] - locs[i].sym_start)
-						   : internf("guest-0x%" PRIx64, gpc[i]);
+			const char *name = locs[i].name ? internf("%s+0x%" PRIx64, locs[i].name,
+								  gpc[i] - locs[i].sym_start)
+							: internf("guest-0x%" PRIx64, gpc[i]);
 
 			codemap_add(&s->code, tb->host + ins_start[i],
 				    ins_start[i + 1] - ins_start[i], name);
@@ -248,10 +245,11 @@ static void on_prologue(struct session *s, const struct qj_prologue *r)
 	if (s->jd && r->size && r->size <= QJ_TB_MAX_CODE) {
 		/* The prologue never changes: read it from QEMU now. */
 		uint8_t *buf = xmalloc(r->size);
-		struct iovec local = { buf, r->size }, remote = { (void *)r->host, r->size };
+		struct iovec local = {buf, r->size}, remote = {(void *)r->host, r->size};
 
 		if (process_vm_readv(s->target->pid, &local, 1, &remote, 1, 0) ==
-		    (ssize_t)r->size && !s->handshakes)
+			    (ssize_t)r->size &&
+		    !s->handshakes)
 			jitdump_load(s->jd, r->hdr.ts, r->hdr.tid, r->host, buf, r->size,
 				     "qemu-tcg-prologue", NULL, 0);
 		free(buf);

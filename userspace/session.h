@@ -27,7 +27,7 @@ struct session {
 	uint32_t word_size;
 	int page_bits;
 	bool layout_known;
-	bool flush_pending; /* the code map is retired by the next TB */
+	bool flush_pending;	  /* the code map is retired by the next TB */
 	struct partial *partials; /* parts of TBs whose TB record is to come */
 	struct partial *free_partials;
 	/* What happened, for the summary. */
@@ -35,7 +35,7 @@ struct session {
 	uint64_t flushes;
 	uint64_t handshakes;
 	uint64_t tbs_incomplete; /* parts lost in the ring buffer */
-	uint64_t tbs_early;      /* before the handshake: retranslated later */
+	uint64_t tbs_early;	 /* before the handshake: retranslated later */
 	uint64_t bytes;
 	uint64_t bytes_pending; /* jitdump bytes not yet counted */
 	char *marker_path;

@@ -76,7 +76,7 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 			.size = s.st_size,
 			.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
 				: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
-									: 2,
+								      : 2,
 			.name_off = b->names_len,
 		};
 		b->names_len += len;
@@ -137,8 +137,7 @@ static void finish_syms(struct elf_file *e, struct sym_builder *b)
 		e->syms[i].name = e->names + (size_t)e->syms[i].name;
 		/* Assembly functions often have no size: up to the next one. */
 		if (!e->syms[i].size)
-			e->syms[i].size = i + 1 < n ? e->syms[i + 1].addr - e->syms[i].addr
-						    : 16;
+			e->syms[i].size = i + 1 < n ? e->syms[i + 1].addr - e->syms[i].addr : 16;
 	}
 	e->nsyms = n;
 	free(b->v);
@@ -157,8 +156,8 @@ static void read_segs(struct elf_file *e, Elf *elf)
 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		e->segs[e->nsegs++] = (struct load_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
-							 ph.p_filesz };
+		e->segs[e->nsegs++] =
+			(struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
 		if (ph.p_vaddr < e->lo)
 			e->lo = ph.p_vaddr;
 		if (ph.p_vaddr + ph.p_memsz > e->hi)
@@ -187,14 +186,12 @@ static char *find_debug_file(Elf *elf, const char *path)
 			const unsigned char *id = (unsigned char *)d->d_buf + desc_off;
 			char hex[2 * 64 + 1];
 
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 ||
-			    nh.n_descsz > 64 ||
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64 ||
 			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
 				continue;
 			for (size_t i = 0; i < nh.n_descsz; i++)
 				sprintf(hex + 2 * i, "%02x", id[i]);
-			cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-					 hex + 2);
+			cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 			if (!access(cand, R_OK))
 				return cand;
 			free(cand);
@@ -219,7 +216,7 @@ static char *find_debug_file(Elf *elf, const char *path)
 		if (!real)
 			break;
 		dir = dirname(real);
-		const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+		const char *fmts[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
 		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 			cand = xasprintf(fmts[i], dir, (char *)d->d_buf);
 			if (strcmp(cand, path) && !access(cand, R_OK)) {
@@ -236,7 +233,7 @@ static char *find_debug_file(Elf *elf, const char *path)
 
 static struct elf_file *load(const char *path, const struct stat *st)
 {
-	struct sym_builder b = { 0 };
+	struct sym_builder b = {0};
 	struct elf_file *e;
 	Elf *elf;
 	int fd;

@@ -30,13 +30,12 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 
 int check_privileges(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {0};
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;
-	if (has_cap(d, CAP_SYS_ADMIN) ||
-	    (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
+	if (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
 		return 0;
 	pr_err("missing privilege: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root");
 	return -EPERM;
@@ -70,8 +69,7 @@ bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 			const char *prov, *pname;
 
 			if (nh.n_type != 3 || nh.n_namesz != 8 ||
-			    memcmp((char *)d->d_buf + noff, "stapsdt", 8) ||
-			    nh.n_descsz <= skip)
+			    memcmp((char *)d->d_buf + noff, "stapsdt", 8) || nh.n_descsz <= skip)
 				continue;
 			prov = desc + skip;
 			pname = prov + strnlen(prov, nh.n_descsz - skip) + 1;

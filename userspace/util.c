@@ -88,8 +88,7 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid,
-		     gid_t gid)
+int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid)
 {
 	int fd;
 

@@ -11,11 +11,11 @@
 
 extern int verbose;
 
-#define pr_err(fmt, ...) fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__)
+#define pr_err(fmt, ...)  fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__)
 #define pr_warn(fmt, ...) fprintf(stderr, "qemu-jitbpf: warning: " fmt "\n", ##__VA_ARGS__)
-#define pr_dbg(fmt, ...)                                                         \
-	do {                                                                     \
-		if (verbose)                                                     \
+#define pr_dbg(fmt, ...)                                                          \
+	do {                                                                      \
+		if (verbose)                                                      \
 			fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__); \
 	} while (0)
 
@@ -45,8 +45,7 @@ struct safe_file {
 	gid_t gid;
 	mode_t mode;
 };
-int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid,
-		     gid_t gid);
+int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid);
 int safe_file_commit(struct safe_file *sf);
 void safe_file_abort(struct safe_file *sf);
 

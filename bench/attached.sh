@@ -1,0 +1,78 @@
+#!/bin/bash
+# Attached overhead of qemu-jitbpf on W1 (python3 imports, translation-
+# heavy), QEMU 10.2.2, every command timed whole, as a user sees it:
+#
+#   plain         patched QEMU, nobody attached
+#   qemu-jitbpf   qemu-jitbpf --perfmap --jitdump -- <patched QEMU> W1
+#   ref -perfmap  unpatched QEMU's own perf map
+#   ref -jitdump  unpatched QEMU's own jitdump
+#
+# Runs are interleaved; figures are medians of ROUNDS; ratios are to plain.
+# Events lost by qemu-jitbpf are summed over all its runs.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+ROUNDS=${ROUNDS:-7}
+REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
+PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+TOOL=$TOP/build/bin/qemu-jitbpf
+W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
+
+for b in "$REF" "$PAT" "$TOOL"; do
+	[ -x "$b" ] || { echo "bench: $b missing (make qemu qemu-ref tool)" >&2; exit 1; }
+done
+[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench: qemu-jitbpf needs root" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+lost=0 tbs=0
+run_mode() { # MODE -> seconds on stdout
+	local t0 t1 err=$work/err
+	rm -f "$work"/jit-*.dump
+	t0=$EPOCHREALTIME
+	case $1 in
+	plain) "$PAT" /usr/bin/python3 -c "$W1" >/dev/null ;;
+	tool) "$TOOL" --perfmap --jitdump -o "$work" -- "$PAT" /usr/bin/python3 -c "$W1" \
+		>/dev/null 2>"$err" ;;
+	ref-perfmap) "$REF" -perfmap /usr/bin/python3 -c "$W1" >/dev/null ;;
+	ref-jitdump) "$REF" -jitdump /usr/bin/python3 -c "$W1" >/dev/null ;;
+	esac
+	t1=$EPOCHREALTIME
+	if [ "$1" = tool ]; then
+		local l t
+		l=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .* ([0-9]+) events lost$/\2/p' "$err")
+		t=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err")
+		[ -n "$l" ] || { cat "$err" >&2; exit 1; }
+		lost=$((lost + l))
+		tbs=$t
+		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$err")"
+	fi
+	rm -f /tmp/perf-*.map.tmp-* 2>/dev/null || true
+	echo "$t1 - $t0" | bc -l
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+modes=(plain tool ref-perfmap ref-jitdump)
+declare -A samples
+for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
+for ((i = 0; i < ROUNDS; i++)); do
+	for ((k = 0; k < ${#modes[@]}; k++)); do
+		m=${modes[$(((i + k) % ${#modes[@]}))]}
+		s=$(run_mode "$m")
+		samples[$m]+=" $s"
+		# QEMU's own perf map goes to /tmp/perf-PID.map: do not pile them up.
+		[ "$m" != ref-perfmap ] || find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work" -delete
+	done
+done
+
+echo "attached overhead, W1 on QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
+plain=$(tr ' ' '\n' <<<"${samples[plain]}" | grep . | median)
+for m in "${modes[@]}"; do
+	v=$(tr ' ' '\n' <<<"${samples[$m]}" | grep . | median)
+	printf '%-14s %8.3f s  ratio to plain %.3f\n' "$m" "$v" "$(echo "$v / $plain" | bc -l)"
+done
+echo "qemu-jitbpf: $tbs TBs per run, $lost events lost in $((ROUNDS + 1)) runs"
