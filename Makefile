@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush
+GUEST_NAMES := hot spin fib flush calls threads
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -28,7 +28,9 @@ TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS))
 TOOL_LIBS := -lbpf -lelf -ldw -lz
 
-GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g)))
+GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
+	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
+	$(BUILD)/guests/native/calls-pg
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -94,6 +96,20 @@ $(BUILD)/guests/x86_64/%: tests/guests/%.c
 $(BUILD)/guests/aarch64/%: tests/guests/%.c
 	@mkdir -p $(dir $@)
 	$(CC_aarch64) $(GUEST_CFLAGS) -o $@ $< -lpthread
+
+# The same calls.c at -O2, with and without frame pointers.
+$(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	$(CC_$*) -static -g -O2 -fno-inline -fno-omit-frame-pointer -o $@ $<
+
+$(BUILD)/guests/%/calls-o2-nofp: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	$(CC_$*) -static -g -O2 -fno-inline -fomit-frame-pointer -o $@ $<
+
+# The oracle: calls.c for native uftrace record on the host.
+$(BUILD)/guests/native/calls-pg: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	gcc -g -O1 -fno-inline -pg -o $@ $<
 
 # tests/matrix/X.bats.in -> build/tests/X-<version>-<arch>.bats
 tests:

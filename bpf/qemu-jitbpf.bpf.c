@@ -22,6 +22,14 @@ struct {
 } events SEC(".maps");
 
 __u64 counters[QJ_COUNTERS];
+
+/* Call events lost per thread, so that user space knows where the gaps are. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} calls_lost SEC(".maps");
 __u64 tb_seq;
 /* Bytes of guest data per instruction, from tcg_prologue; 0 = unknown. */
 __u32 insn_stride;
@@ -286,6 +294,71 @@ int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 	r->base = base;
 	r->page_bits = page_bits;
 	submit(r);
+	return 0;
+}
+
+/* State of one jit_calls hit, shared with the bpf_loop callback. */
+struct calls_ctx {
+	__u64 ts;
+	__u64 events;
+	__u32 count;
+	__s32 cpu;
+	__u32 tid;
+	__u64 *lost; /* this thread's entry in calls_lost */
+};
+
+static long send_calls(__u32 idx, struct calls_ctx *c)
+{
+	__u64 first = (__u64)idx * QJ_CALLS_PER_REC, n, len;
+	struct qj_calls *r;
+
+	if (first >= c->count || first >= QJ_CALLS_MAX_BATCH)
+		return 1;
+	n = c->count - first;
+	if (n > QJ_CALLS_PER_REC)
+		n = QJ_CALLS_PER_REC;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(QJ_LOST_CALLS, n);
+		__sync_fetch_and_add(c->lost, n);
+		return 0;
+	}
+	fill_hdr(&r->hdr, QJ_EV_CALLS, c->ts);
+	r->cpu = c->cpu;
+	r->n = n;
+	r->lost = *c->lost;
+	len = n * QJ_CALL_EVENT_SIZE;
+	asm volatile("" : "+r"(len));
+	if (len > sizeof(r->ev))
+		len = sizeof(r->ev);
+	if (bpf_probe_read_user(r->ev, len, (void *)(c->events + first * QJ_CALL_EVENT_SIZE)))
+		r->n = 0;
+	submit(r);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu)
+{
+	struct calls_ctx c = {
+		.ts = bpf_ktime_get_ns(),
+		.events = events,
+		.count = n > QJ_CALLS_MAX_BATCH ? QJ_CALLS_MAX_BATCH : n,
+		.cpu = cpu,
+		.tid = (__u32)bpf_get_current_pid_tgid(),
+	};
+	__u64 zero = 0;
+
+	c.lost = bpf_map_lookup_elem(&calls_lost, &c.tid);
+	if (!c.lost) {
+		bpf_map_update_elem(&calls_lost, &c.tid, &zero, BPF_NOEXIST);
+		c.lost = bpf_map_lookup_elem(&calls_lost, &c.tid);
+		if (!c.lost) {
+			count(QJ_LOST_CALLS, c.count);
+			return 0;
+		}
+	}
+	bpf_loop(QJ_CALLS_MAX_BATCH / QJ_CALLS_PER_REC + 1, send_calls, &c, 0);
 	return 0;
 }
 

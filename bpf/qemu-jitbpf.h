@@ -16,6 +16,10 @@
 #define QJ_TB_MAX_CODE	65536
 #define QJ_CODE_CHUNK	1024
 #define QJ_PATH_MAX	256
+/* Guest call events: QEMU hands over up to 4096 per batch (jit-calls.c). */
+#define QJ_CALL_EVENT_SIZE 24
+#define QJ_CALLS_PER_REC   170
+#define QJ_CALLS_MAX_BATCH 4096
 
 enum qj_event_type {
 	QJ_EV_TB = 1,	  /* struct qj_tb, after its insn and code records */
@@ -27,6 +31,7 @@ enum qj_event_type {
 	QJ_EV_MARKER,	  /* struct qj_marker: jitdump marker file */
 	QJ_EV_IMAGE,	  /* struct qj_image: guest ELF image loaded by QEMU */
 	QJ_EV_GUEST_BASE, /* struct qj_guest_base */
+	QJ_EV_CALLS,	  /* struct qj_calls: guest calls and returns */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -35,6 +40,7 @@ enum qj_counter {
 	QJ_LOST_TBS,	 /* TBs whose header or some part was lost */
 	QJ_TBS,		 /* TBs seen by the BPF program */
 	QJ_NO_LAYOUT,	 /* TBs before the insn layout was known */
+	QJ_LOST_CALLS,	 /* call/return events that found no room */
 	QJ_COUNTERS,
 };
 
@@ -117,6 +123,18 @@ struct qj_guest_base {
 	__u64 base;
 	__s32 page_bits;
 	__u32 pad;
+};
+
+/*
+ * Guest call and return events of one thread, as QEMU recorded them: each
+ * event is {u64 ts; u64 kind << 62 | addr; u64 sp} (QEMU's JitCallEvent).
+ */
+struct qj_calls {
+	struct qj_hdr hdr;
+	__s32 cpu;
+	__u32 n;
+	__u64 lost; /* events of this thread lost so far */
+	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
 };
 
 #endif /* QEMU_JITBPF_H */

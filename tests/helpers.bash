@@ -113,3 +113,17 @@ wait_for_file() { # FILE [SECONDS]
 	done
 	[ -e "$1" ] || fail "$1 never appeared"
 }
+
+# "function calls" of the functions of calls.c/threads.c in uftrace data,
+# one per line, sorted by name.
+uftrace_counts() { # DIR [uftrace report options...]
+	local dir=$1
+	shift
+	uftrace report -d "$dir" -s call "$@" 2>/dev/null |
+		awk 'NF == 6 && $6 ~ /^(cg_.*|main)$/ { print $6, $5 }' | sort
+}
+
+# uftrace replay of a subtree with durations and task ids stripped.
+uftrace_tree() { # DIR FUNCTION
+	uftrace replay -d "$1" -F "$2" 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
+}

@@ -28,6 +28,7 @@
 #include "session.h"
 #include "symbols.h"
 #include "target.h"
+#include "uftrace.h"
 #include "util.h"
 
 static struct env {
@@ -36,6 +37,7 @@ static struct env {
 	bool perfmap;
 	bool perfmap_insn;
 	bool jitdump;
+	const char *uftrace;
 	const char *outdir;
 	double duration;
 	char **guest_elves;
@@ -48,8 +50,8 @@ const char *argp_program_bug_address = "<qemu-jitbpf@localhost>";
 static const char doc[] =
 	"Name the code QEMU's JIT generates, so that perf can profile emulated programs.\n"
 	"\n"
-	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [-o DIR] [-d SECONDS]\n"
-	"                   [--guest-elf PATH[:BIAS]]... [-v]\n"
+	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [--uftrace[=DIR]] [-o DIR]\n"
+	"                   [-d SECONDS] [--guest-elf PATH[:BIAS]]... [-v]\n"
 	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
 	"\n"
 	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
@@ -59,6 +61,7 @@ static const char doc[] =
 	"    qemu-jitbpf -p 1234                 # /tmp/perf-1234.map at exit\n"
 	"    qemu-jitbpf -p 1234 --jitdump -d 30 # jit-1234.dump for perf inject -j\n"
 	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
+	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
 	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
 	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
 
@@ -66,6 +69,7 @@ enum {
 	OPT_PERFMAP = 1000,
 	OPT_PERFMAP_INSN,
 	OPT_JITDUMP,
+	OPT_UFTRACE,
 	OPT_GUEST_ELF,
 	OPT_RINGBUF,
 };
@@ -79,13 +83,15 @@ static const struct argp_option opts[] = {
 	 "Perf map with one line per guest instruction, sym+0xoff", 0},
 	{"jitdump", OPT_JITDUMP, NULL, 0,
 	 "Write a jitdump for perf inject -j into the marker QEMU maps", 0},
+	{"uftrace", OPT_UFTRACE, "DIR", OPTION_ARG_OPTIONAL,
+	 "Record every guest call and return as uftrace data in DIR (default uftrace.data)", 0},
 	{"output", 'o', "DIR", 0,
 	 "Directory of the jitdump of a QEMU this tool launches (default: current)", 0},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0},
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer size in MiB, a power of 2 (default: 8, 32 with --jitdump)", 0},
+	 "Ring buffer MiB, a power of 2 (default 8; 32 with --jitdump; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
@@ -110,6 +116,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_JITDUMP:
 		env.jitdump = true;
+		break;
+	case OPT_UFTRACE:
+		env.uftrace = arg ? arg : "uftrace.data";
 		break;
 	case 'o':
 		env.outdir = arg;
@@ -170,42 +179,37 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va
 	return vfprintf(stderr, format, args);
 }
 
-static const char *probe_progs[][2] = {
-	/* program, probe; jit_attach last: it starts the handshake. */
-	{"linux_user_elf_image", "linux_user_elf_image"},
-	{"linux_user_guest_base", "linux_user_guest_base"},
-	{"tcg_prologue", "tcg_prologue"},
-	{"tb_flush", "tb_flush"},
-	{"tb_gen_code_done", "tb_gen_code_done"},
-	{"jitdump_marker", "jitdump_marker"},
-	{"jit_attach", "jit_attach"},
-};
-
 static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 {
-	struct bpf_link **links[] = {
-		&skel->links.linux_user_elf_image, &skel->links.linux_user_guest_base,
-		&skel->links.tcg_prologue,	   &skel->links.tb_flush,
-		&skel->links.tb_gen_code_done,	   &skel->links.jitdump_marker,
-		&skel->links.jit_attach,
-	};
-	struct bpf_program *progs[] = {
-		skel->progs.linux_user_elf_image, skel->progs.linux_user_guest_base,
-		skel->progs.tcg_prologue,	  skel->progs.tb_flush,
-		skel->progs.tb_gen_code_done,	  skel->progs.jitdump_marker,
-		skel->progs.jit_attach,
+	bool code = env.perfmap || env.jitdump;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		bool wanted;
+	} probes[] = {
+		/* Each program is named after its probe.  jit_attach comes last:
+		 * attaching it starts QEMU's handshake. */
+		{skel->progs.linux_user_elf_image, &skel->links.linux_user_elf_image, true},
+		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base, true},
+		{skel->progs.tcg_prologue, &skel->links.tcg_prologue, code},
+		{skel->progs.tb_flush, &skel->links.tb_flush, code},
+		{skel->progs.tb_gen_code_done, &skel->links.tb_gen_code_done, code},
+		{skel->progs.jitdump_marker, &skel->links.jitdump_marker, env.jitdump},
+		{skel->progs.jit_calls, &skel->links.jit_calls, env.uftrace},
+		{skel->progs.jit_attach, &skel->links.jit_attach, true},
 	};
 
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		if (progs[i] == skel->progs.jitdump_marker && !env.jitdump)
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		const char *name = bpf_program__name(probes[i].prog);
+
+		if (!probes[i].wanted)
 			continue;
-		*links[i] = bpf_program__attach_usdt(progs[i], t->pid, t->exe, "qemu",
-						     probe_progs[i][1], NULL);
-		if (!*links[i]) {
+		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, t->pid, t->exe, "qemu",
+							   name, NULL);
+		if (!*probes[i].link) {
 			int err = -errno;
 
-			pr_err("cannot attach to qemu:%s in %s: %s", probe_progs[i][1], t->exe,
-			       strerror(-err));
+			pr_err("cannot attach to qemu:%s in %s: %s", name, t->exe, strerror(-err));
 			return err;
 		}
 	}
@@ -247,7 +251,7 @@ static void detach_in_background(struct qemu_jitbpf_bpf *skel)
 
 static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
 {
-	return skel->bss->counters[QJ_LOST_RECORDS];
+	return skel->bss->counters[QJ_LOST_RECORDS] + skel->bss->counters[QJ_LOST_CALLS];
 }
 
 static void status_line(struct session *s, struct qemu_jitbpf_bpf *skel, pid_t pid)
@@ -284,6 +288,9 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct target target;
 	struct session s;
+	struct uftrace *uft = NULL;
+	long long uft_records = -1;
+	char *cmdline = NULL;
 	bool session_started = false, tty = isatty(STDERR_FILENO);
 	uint64_t start, last_status = 0, lost;
 	char *outdir = NULL, path[PATH_MAX];
@@ -294,7 +301,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	if (err)
 		return 2;
-	if (!env.perfmap && !env.jitdump)
+	if (!env.perfmap && !env.jitdump && !env.uftrace)
 		env.perfmap = true;
 	elf_version(EV_CURRENT);
 	libbpf_set_print(libbpf_print_fn);
@@ -308,6 +315,13 @@ int main(int argc, char **argv)
 	err = check_privileges();
 	if (err)
 		return 1;
+	if (env.uftrace) {
+		uft = uftrace_open(env.uftrace);
+		if (!uft) {
+			free(outdir);
+			return 1;
+		}
+	}
 
 	if (env.cmd)
 		err = target_launch(&target, env.cmd, env.jitdump ? outdir : NULL);
@@ -320,7 +334,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	session_init(&s, &target, env.perfmap_insn, env.jitdump);
+	cmdline = target_cmdline(&target);
+	session_init(&s, &target, env.perfmap_insn, env.jitdump, uft);
 	session_started = true;
 	for (int i = 0; i < env.nguest_elves; i++) {
 		err = guest_add_elf_spec(&s.guest, env.guest_elves[i]);
@@ -336,7 +351,7 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->capture_code = env.jitdump;
 	if (!env.ringbuf_mb)
-		env.ringbuf_mb = env.jitdump ? 32 : 8;
+		env.ringbuf_mb = env.uftrace ? 64 : env.jitdump ? 32 : 8;
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
@@ -414,6 +429,18 @@ int main(int argc, char **argv)
 			pr_dbg("wrote %s", s.marker_path);
 		}
 	}
+	if (uft) {
+		int uerr;
+
+		uft_records = uftrace_records(uft);
+		uerr = uftrace_close(uft, target.pid, &s.guest,
+				     s.exe_path ? s.exe_path : target.exe, cmdline, &s.bytes);
+		uft = NULL;
+		if (uerr) {
+			pr_err("writing %s: %s", env.uftrace, strerror(-uerr));
+			err = err ? err : uerr;
+		}
+	}
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
 	lost = lost_events(skel) + s.tbs_incomplete;
 	fprintf(stderr,
@@ -424,6 +451,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", path);
 	if (s.marker_path)
 		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", s.marker_path);
+	if (uft_records >= 0)
+		fprintf(stderr, "qemu-jitbpf: uftrace: %s (%lld records)\n", env.uftrace,
+			uft_records);
 
 	if (target.exited)
 		detach_in_background(skel);
@@ -434,6 +464,8 @@ cleanup:
 	if (session_started) {
 		if (s.jd)
 			jitdump_close(s.jd, &s.bytes);
+		if (uft)
+			uftrace_close(uft, target.pid, &s.guest, target.exe, cmdline, &s.bytes);
 		session_free(&s);
 	}
 	if (target.stopped) {
@@ -445,5 +477,6 @@ cleanup:
 	intern_free();
 	free(env.guest_elves);
 	free(outdir);
+	free(cmdline);
 	return err ? 1 : 0;
 }

@@ -24,7 +24,8 @@ struct partial {
 /* Partials kept for TB records that never came (ring buffer full). */
 #define MAX_PARTIALS 256
 
-void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump)
+void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump,
+		  struct uftrace *uft)
 {
 	memset(s, 0, sizeof(*s));
 	s->target = t;
@@ -35,6 +36,63 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool j
 	guest_init(&s->guest, t ? t->pid : 0);
 	if (jitdump)
 		s->jd = jitdump_new(t->pid, t->host_machine);
+	s->uft = uft;
+}
+
+/*
+ * Make sure the image of each call target is known by the time the uftrace
+ * data is written: libraries the guest maps itself are found in QEMU's
+ * /proc/PID/maps, which is gone once QEMU exits.  Each target once.
+ */
+static void see_target(struct session *s, uint64_t addr)
+{
+	uint64_t *recent = &s->recent[(addr >> 2) & 255];
+	struct guest_loc loc;
+	size_t i;
+
+	if (*recent == (addr | 1))
+		return;
+	*recent = addr | 1;
+
+	if (s->ntargets * 2 >= s->targets_cap) {
+		size_t cap = s->targets_cap ? s->targets_cap * 2 : 4096;
+		uint64_t *t = xcalloc(cap, sizeof(*t));
+
+		for (i = 0; i < s->targets_cap; i++) {
+			size_t k;
+
+			if (!s->targets[i])
+				continue;
+			for (k = (s->targets[i] * 0x9e3779b97f4a7c15ull) & (cap - 1); t[k];
+			     k = (k + 1) & (cap - 1))
+				;
+			t[k] = s->targets[i];
+		}
+		free(s->targets);
+		s->targets = t;
+		s->targets_cap = cap;
+	}
+	for (i = ((addr | 1) * 0x9e3779b97f4a7c15ull) & (s->targets_cap - 1); s->targets[i];
+	     i = (i + 1) & (s->targets_cap - 1))
+		if (s->targets[i] == (addr | 1))
+			return;
+	s->targets[i] = addr | 1;
+	s->ntargets++;
+	guest_lookup(&s->guest, addr, &loc);
+}
+
+static void on_calls(struct session *s, const struct qj_calls *r)
+{
+	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
+
+	uftrace_events(s->uft, r->hdr.tid, r->ev, n, r->lost);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a;
+
+		memcpy(&a, r->ev + i * QJ_CALL_EVENT_SIZE + 8, sizeof(a));
+		if (a >> 62 == 1)
+			see_target(s, a & ~(3ull << 62));
+	}
 }
 
 static struct partial *get_partial(struct session *s, uint64_t seq, bool create)
@@ -311,8 +369,14 @@ int session_event(void *ctx, void *data, size_t size)
 
 			memcpy(path, r->path, QJ_PATH_MAX);
 			path[QJ_PATH_MAX] = 0;
+			if (!s->exe_path && path[0] == '/')
+				s->exe_path = xstrdup(path);
 			guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1, false);
 		}
+		break;
+	case QJ_EV_CALLS:
+		if (s->uft && size >= sizeof(struct qj_calls))
+			on_calls(s, data);
 		break;
 	case QJ_EV_GUEST_BASE:
 		if (size >= sizeof(struct qj_guest_base))
@@ -337,4 +401,6 @@ void session_free(struct session *s)
 	guest_free(&s->guest);
 	codemap_free(&s->code);
 	free(s->marker_path);
+	free(s->targets);
+	free(s->exe_path);
 }

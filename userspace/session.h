@@ -14,6 +14,7 @@
 #include "guest.h"
 #include "jitdump.h"
 #include "target.h"
+#include "uftrace.h"
 
 struct partial;
 
@@ -24,6 +25,11 @@ struct session {
 	struct guest guest;
 	struct codemap code;
 	struct jitdump *jd;
+	struct uftrace *uft;
+	uint64_t *targets; /* call targets looked up already (open addressing) */
+	size_t ntargets, targets_cap;
+	uint64_t recent[256]; /* direct-mapped cache in front of targets */
+	char *exe_path;	      /* the first image QEMU reported */
 	uint32_t word_size;
 	int page_bits;
 	bool layout_known;
@@ -41,7 +47,8 @@ struct session {
 	char *marker_path;
 };
 
-void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump);
+void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump,
+		  struct uftrace *uft);
 /* ring_buffer_sample_fn */
 int session_event(void *ctx, void *data, size_t size);
 void session_free(struct session *s);

@@ -33,7 +33,8 @@ static struct elf_file *files;
 
 struct raw_sym {
 	uint64_t addr, size;
-	int rank; /* prefer GLOBAL over WEAK over LOCAL at one address */
+	uint64_t limit; /* end of its section: a size-less symbol stops there */
+	int rank;	/* prefer GLOBAL over WEAK over LOCAL at one address */
 	size_t name_off;
 };
 
@@ -43,6 +44,17 @@ struct sym_builder {
 	char *names;
 	size_t names_len, names_cap;
 };
+
+/* End address of section NDX, or 0 when unknown. */
+static uint64_t section_end(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
 
 static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
@@ -74,6 +86,7 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 		b->v[b->n++] = (struct raw_sym){
 			.addr = s.st_value,
 			.size = s.st_size,
+			.limit = s.st_shndx < SHN_LORESERVE ? section_end(elf, s.st_shndx) : 0,
 			.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
 				: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
 								      : 2,
@@ -119,6 +132,7 @@ static int cmp_raw(const void *a, const void *b)
 
 static void finish_syms(struct elf_file *e, struct sym_builder *b)
 {
+	uint64_t *limits = NULL;
 	size_t n = 0;
 
 	qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
@@ -127,18 +141,28 @@ static void finish_syms(struct elf_file *e, struct sym_builder *b)
 	for (size_t i = 0; i < b->n; i++) {
 		if (n && e->syms[n - 1].addr == b->v[i].addr)
 			continue; /* the best name for this address came first */
-		e->syms[n++] = (struct sym){
+		e->syms[n] = (struct sym){
 			.addr = b->v[i].addr,
 			.size = b->v[i].size,
 			.name = (const char *)b->v[i].name_off,
 		};
+		limits = xrealloc(limits, (n + 1) * sizeof(*limits));
+		limits[n++] = b->v[i].limit;
 	}
 	for (size_t i = 0; i < n; i++) {
+		uint64_t end;
+
 		e->syms[i].name = e->names + (size_t)e->syms[i].name;
-		/* Assembly functions often have no size: up to the next one. */
-		if (!e->syms[i].size)
-			e->syms[i].size = i + 1 < n ? e->syms[i + 1].addr - e->syms[i].addr : 16;
+		if (e->syms[i].size)
+			continue;
+		/* Assembly functions often have no size: up to the next one,
+		 * within their section. */
+		end = i + 1 < n ? e->syms[i + 1].addr : e->syms[i].addr + 16;
+		if (limits[i] > e->syms[i].addr && limits[i] < end)
+			end = limits[i];
+		e->syms[i].size = end > e->syms[i].addr ? end - e->syms[i].addr : 1;
 	}
+	free(limits);
 	e->nsyms = n;
 	free(b->v);
 }
@@ -343,6 +367,11 @@ const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
 size_t elf_file_nsyms(const struct elf_file *e)
 {
 	return e->nsyms;
+}
+
+const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i)
+{
+	return &e->syms[i];
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {

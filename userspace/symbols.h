@@ -37,6 +37,8 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
 const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr);
 size_t elf_file_nsyms(const struct elf_file *e);
+/* The I-th function, by address. */
+const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
 void elf_files_free(void);

@@ -211,3 +211,22 @@ bool target_alive(struct target *t)
 	}
 	return !t->exited;
 }
+
+char *target_cmdline(const struct target *t)
+{
+	char path[64], buf[4096];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return xstrdup(n ? buf : t->exe);
+}

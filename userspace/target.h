@@ -31,6 +31,8 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir);
 /* Let a launched QEMU run. */
 void target_resume(struct target *t);
 bool target_alive(struct target *t);
+/* QEMU's command line, arguments separated by spaces. */
+char *target_cmdline(const struct target *t);
 /* Has BINARY the qemu:NAME USDT probe? */
 bool elf_has_usdt(const char *binary, const char *provider, const char *name);
 
