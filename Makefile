@@ -126,6 +126,7 @@ check: deps
 bench: tool guests qemu qemu-ref
 	@bench/overhead.sh
 	@bench/attached.sh
+	@bench/uftrace.sh
 
 demo: tool guests qemu
 	@tools/demo.sh

@@ -1,14 +1,17 @@
 #!/bin/bash
 # Attached overhead of qemu-jitbpf on W1 (python3 imports, translation-
-# heavy), QEMU 10.2.2, every command timed whole, as a user sees it:
+# heavy), QEMU 10.2.2:
 #
 #   plain         patched QEMU, nobody attached
 #   qemu-jitbpf   qemu-jitbpf --perfmap --jitdump -- <patched QEMU> W1
 #   ref -perfmap  unpatched QEMU's own perf map
 #   ref -jitdump  unpatched QEMU's own jitdump
 #
-# Runs are interleaved; figures are medians of ROUNDS; ratios are to plain.
-# Events lost by qemu-jitbpf are summed over all its runs.
+# Every command is timed whole, as a user sees it; for qemu-jitbpf also the
+# CPU time of QEMU itself (from wait4), against plain QEMU's.  Runs are
+# interleaved, and each starts when the previous qemu-jitbpf has finished
+# detaching (docs/design.md, "Stopping").  Figures are medians of ROUNDS;
+# ratios are to plain.  Events lost by qemu-jitbpf are summed over its runs.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,51 +31,67 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
+settle() {
+	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
+}
+
 lost=0 tbs=0
-run_mode() { # MODE -> seconds on stdout
-	local t0 t1 err=$work/err
+# MODE -> "wall-seconds qemu-cpu-seconds" on stdout
+run_mode() {
+	local t0 t1 cpu=0 err=$work/err
 	rm -f "$work"/jit-*.dump
+	settle
 	t0=$EPOCHREALTIME
 	case $1 in
-	plain) "$PAT" /usr/bin/python3 -c "$W1" >/dev/null ;;
-	tool) "$TOOL" --perfmap --jitdump -o "$work" -- "$PAT" /usr/bin/python3 -c "$W1" \
-		>/dev/null 2>"$err" ;;
+	plain)
+		/usr/bin/time -f "%U %S" -o "$work/time" "$PAT" /usr/bin/python3 -c "$W1" >/dev/null
+		cpu=$(awk '{ print $1 + $2 }' "$work/time")
+		;;
+	tool)
+		"$TOOL" -v --perfmap --jitdump -o "$work" -- "$PAT" /usr/bin/python3 -c "$W1" \
+			>/dev/null 2>"$err"
+		;;
 	ref-perfmap) "$REF" -perfmap /usr/bin/python3 -c "$W1" >/dev/null ;;
 	ref-jitdump) "$REF" -jitdump /usr/bin/python3 -c "$W1" >/dev/null ;;
 	esac
 	t1=$EPOCHREALTIME
 	if [ "$1" = tool ]; then
-		local l t
-		l=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .* ([0-9]+) events lost$/\2/p' "$err")
-		t=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err")
+		local l
+		l=$(sed -nE 's/^qemu-jitbpf: [0-9]+ TBs, .* ([0-9]+) events lost$/\1/p' "$err")
 		[ -n "$l" ] || { cat "$err" >&2; exit 1; }
 		lost=$((lost + l))
-		tbs=$t
+		tbs=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err")
+		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU$/\1/p' "$err")
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$err")"
 	fi
-	rm -f /tmp/perf-*.map.tmp-* 2>/dev/null || true
-	echo "$t1 - $t0" | bc -l
+	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 modes=(plain tool ref-perfmap ref-jitdump)
-declare -A samples
+declare -A wall cpu
 for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
 for ((i = 0; i < ROUNDS; i++)); do
 	for ((k = 0; k < ${#modes[@]}; k++)); do
 		m=${modes[$(((i + k) % ${#modes[@]}))]}
-		s=$(run_mode "$m")
-		samples[$m]+=" $s"
+		read -r w c < <(run_mode "$m")
+		wall[$m]+=" $w"
+		cpu[$m]+=" $c"
 		# QEMU's own perf map goes to /tmp/perf-PID.map: do not pile them up.
 		[ "$m" != ref-perfmap ] || find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work" -delete
 	done
 done
 
+med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 echo "attached overhead, W1 on QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
-plain=$(tr ' ' '\n' <<<"${samples[plain]}" | grep . | median)
+plain=$(med "${wall[plain]}")
 for m in "${modes[@]}"; do
-	v=$(tr ' ' '\n' <<<"${samples[$m]}" | grep . | median)
+	v=$(med "${wall[$m]}")
 	printf '%-14s %8.3f s  ratio to plain %.3f\n' "$m" "$v" "$(echo "$v / $plain" | bc -l)"
 done
+pc=$(med "${cpu[plain]}")
+tc=$(med "${cpu[tool]}")
+printf 'QEMU CPU time: plain %.3f s, under qemu-jitbpf %.3f s, ratio %.3f\n' "$pc" "$tc" \
+	"$(echo "$tc / $pc" | bc -l)"
 echo "qemu-jitbpf: $tbs TBs per run, $lost events lost in $((ROUNDS + 1)) runs"

@@ -13,9 +13,6 @@
 #include <bpf/usdt.bpf.h>
 #include "qemu-jitbpf.h"
 
-/* Set by user space before load. */
-const volatile bool capture_code = false;
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24); /* resized by user space */
@@ -31,8 +28,6 @@ struct {
 	__type(value, __u64);
 } calls_lost SEC(".maps");
 __u64 tb_seq;
-/* Bytes of guest data per instruction, from tcg_prologue; 0 = unknown. */
-__u32 insn_stride;
 
 static __always_inline void count(enum qj_counter c, __u64 n)
 {
@@ -66,142 +61,63 @@ static __always_inline void *reserve(__u64 size)
 	return r;
 }
 
-static __always_inline void read_insns(__u16 *end_off_dst, __u8 *data_dst, __u64 end_off,
-				       __u64 insn_data, __u64 first, __u64 n, __u64 stride)
-{
-	__u64 len;
-
-	/* The bound checks must stay on the registers the helpers get:
-	 * hide what clang knows about n and len. */
-	asm volatile("" : "+r"(n));
-	if (n > QJ_INSNS_PER_REC)
-		n = QJ_INSNS_PER_REC;
-	bpf_probe_read_user(end_off_dst, n * sizeof(__u16),
-			    (void *)(end_off + first * sizeof(__u16)));
-	len = n * stride;
-	asm volatile("" : "+r"(len));
-	if (len > QJ_INSN_DATA_MAX)
-		len = QJ_INSN_DATA_MAX;
-	bpf_probe_read_user(data_dst, len, (void *)(insn_data + first * stride));
-}
-
-/* State of one tb_gen_code_done hit, shared with the bpf_loop callbacks. */
-struct tb_ctx {
+/* State of one tb_gen_code_batch hit, shared with the bpf_loop callback. */
+struct tbs_ctx {
 	__u64 ts;
-	__u64 seq;
-	__u64 host;
-	__u64 end_off;
-	__u64 insn_data;
-	__u32 icount;
-	__u32 size;
-	__u32 stride;
-	__u16 lost;
-	__u16 insn_recs;
-	__u16 code_recs;
+	__u64 batch;
+	__u64 records;
+	__u32 len;
+	__u32 count;
+	__u32 lost;
 };
 
-/* Instructions past the first QJ_INSNS_PER_REC, QJ_INSNS_PER_REC a record. */
-static long send_insns(__u32 idx, struct tb_ctx *c)
+static long send_tbs(__u32 idx, struct tbs_ctx *c)
 {
-	__u32 first = (idx + 1) * QJ_INSNS_PER_REC;
-	struct qj_tb_insns *r;
+	__u64 off = (__u64)idx * QJ_TBS_CHUNK, len;
+	struct qj_tbs *r;
 
-	if (first >= c->icount || first >= QJ_TB_MAX_INSNS)
+	if (off >= c->len || off >= QJ_TBS_MAX_BATCH)
 		return 1;
 	r = reserve(sizeof(*r));
 	if (!r) {
 		c->lost++;
 		return 0;
 	}
-	fill_hdr(&r->hdr, QJ_EV_TB_INSNS, c->ts);
-	r->seq = c->seq;
-	r->first = first;
-	r->n = c->icount - first > QJ_INSNS_PER_REC ? QJ_INSNS_PER_REC : c->icount - first;
-	read_insns(r->end_off, r->insn_data, c->end_off, c->insn_data, first, r->n, c->stride);
-	submit(r);
-	c->insn_recs++;
-	return 0;
-}
-
-/* Host code bytes, for jitdump, QJ_CODE_CHUNK a record. */
-static long send_code(__u32 idx, struct tb_ctx *c)
-{
-	__u64 off = (__u64)idx * QJ_CODE_CHUNK, len;
-	struct qj_code *r;
-
-	if (off >= c->size || off >= QJ_TB_MAX_CODE)
-		return 1;
-	r = reserve(sizeof(*r));
-	if (!r) {
-		c->lost++;
-		return 0;
-	}
-	fill_hdr(&r->hdr, QJ_EV_CODE, c->ts);
-	r->seq = c->seq;
+	fill_hdr(&r->hdr, QJ_EV_TBS, c->ts);
+	r->batch = c->batch;
 	r->off = off;
-	len = c->size - off;
+	r->total = c->len;
+	r->count = c->count;
+	len = c->len - off;
 	asm volatile("" : "+r"(len));
-	if (len > QJ_CODE_CHUNK)
-		len = QJ_CODE_CHUNK;
+	if (len > QJ_TBS_CHUNK)
+		len = QJ_TBS_CHUNK;
 	r->len = len;
-	if (bpf_probe_read_user(r->bytes, len, (void *)(c->host + off)))
+	if (bpf_probe_read_user(r->data, len, (void *)(c->records + off)))
 		r->len = 0;
 	submit(r);
-	c->code_recs++;
 	return 0;
 }
 
+/*
+ * tb_gen_code_batch(records, len, count): reports of TBs whose code is
+ * final, with their host code, copied while it is still in place.
+ */
 SEC("usdt")
-int BPF_USDT(tb_gen_code_done, __u64 pc, __u64 host, __u64 size, __u32 icount, __u32 cflags,
-	     __u64 end_off, __u64 insn_data, __s32 cpu, __u32 flags, __u64 phys)
+int BPF_USDT(tb_gen_code_batch, __u64 records, __u64 len, __u32 n)
 {
-	struct tb_ctx c = {
+	struct tbs_ctx c = {
 		.ts = bpf_ktime_get_ns(),
-		.seq = __sync_fetch_and_add(&tb_seq, 1),
-		.host = host,
-		.end_off = end_off,
-		.insn_data = insn_data,
-		.icount = icount > QJ_TB_MAX_INSNS ? QJ_TB_MAX_INSNS : icount,
-		.size = size > QJ_TB_MAX_CODE ? QJ_TB_MAX_CODE : size,
-		.stride = insn_stride,
+		.batch = __sync_fetch_and_add(&tb_seq, 1),
+		.records = records,
+		.len = len > QJ_TBS_MAX_BATCH ? QJ_TBS_MAX_BATCH : len,
+		.count = n,
 	};
-	struct qj_tb *tb;
 
-	count(QJ_TBS, 1);
-	if (c.stride > QJ_INSN_STRIDE_MAX)
-		c.stride = 0;
-	if (!c.stride)
-		count(QJ_NO_LAYOUT, 1);
-	else if (c.icount > QJ_INSNS_PER_REC)
-		bpf_loop(QJ_TB_MAX_INSNS / QJ_INSNS_PER_REC - 1, send_insns, &c, 0);
-	if (capture_code)
-		bpf_loop(QJ_TB_MAX_CODE / QJ_CODE_CHUNK, send_code, &c, 0);
-
-	/* The TB record last: user space then has all its parts. */
-	tb = reserve(sizeof(*tb));
-	if (!tb) {
-		count(QJ_LOST_TBS, 1);
-		return 0;
-	}
+	count(QJ_TBS, n);
+	bpf_loop(QJ_TBS_MAX_BATCH / QJ_TBS_CHUNK + 1, send_tbs, &c, 0);
 	if (c.lost)
-		count(QJ_LOST_TBS, 1);
-	fill_hdr(&tb->hdr, QJ_EV_TB, c.ts);
-	tb->seq = c.seq;
-	tb->pc = pc;
-	tb->host = host;
-	tb->phys = phys;
-	tb->size = c.size;
-	tb->cflags = cflags;
-	tb->flags = flags;
-	tb->cpu = cpu;
-	tb->icount = c.icount;
-	tb->stride = c.stride;
-	tb->insn_recs = c.insn_recs;
-	tb->code_recs = c.code_recs;
-	tb->lost = c.lost;
-	if (c.stride)
-		read_insns(tb->end_off, tb->insn_data, end_off, insn_data, 0, c.icount, c.stride);
-	submit(tb);
+		count(QJ_LOST_TBS, n);
 	return 0;
 }
 
@@ -209,10 +125,7 @@ SEC("usdt")
 int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words, __u32 word_size, __s32 page_bits)
 {
 	struct qj_prologue *r;
-	__u32 stride = words * word_size;
 
-	if (stride && stride <= QJ_INSN_STRIDE_MAX)
-		insn_stride = stride;
 	r = reserve(sizeof(*r));
 	if (!r)
 		return 0;

@@ -6,15 +6,12 @@
 #ifndef QEMU_JITBPF_H
 #define QEMU_JITBPF_H
 
-/* Guest instructions carried by one TB record, and by each continuation. */
-#define QJ_INSNS_PER_REC 16
-/* Per-insn guest data: at most 3 words of 8 bytes per instruction. */
-#define QJ_INSN_STRIDE_MAX 24
-#define QJ_INSN_DATA_MAX   (QJ_INSNS_PER_REC * QJ_INSN_STRIDE_MAX)
+/* TB reports: QEMU hands over up to 128 KiB of JitTbRecords per batch. */
+#define QJ_TBS_MAX_BATCH (128 * 1024)
+#define QJ_TBS_CHUNK	 4032
 /* TCG limits a TB to 512 instructions and less than 64 KiB of host code. */
 #define QJ_TB_MAX_INSNS 512
 #define QJ_TB_MAX_CODE	65536
-#define QJ_CODE_CHUNK	1024
 #define QJ_PATH_MAX	256
 /* Guest call events: QEMU hands over up to 4096 per batch (jit-calls.c). */
 #define QJ_CALL_EVENT_SIZE 24
@@ -22,9 +19,7 @@
 #define QJ_CALLS_MAX_BATCH 4096
 
 enum qj_event_type {
-	QJ_EV_TB = 1,	  /* struct qj_tb, after its insn and code records */
-	QJ_EV_TB_INSNS,	  /* struct qj_tb_insns: instructions 16.. of a TB */
-	QJ_EV_CODE,	  /* struct qj_code: host code bytes of a TB */
+	QJ_EV_TBS = 1,	  /* struct qj_tbs: part of a batch of TB reports */
 	QJ_EV_PROLOGUE,	  /* struct qj_prologue */
 	QJ_EV_FLUSH,	  /* struct qj_hdr: every host range may be reused */
 	QJ_EV_ATTACH,	  /* struct qj_attach: late-attach handshake done */
@@ -37,9 +32,8 @@ enum qj_event_type {
 /* Counters in the BPF program's .bss, read by user space. */
 enum qj_counter {
 	QJ_LOST_RECORDS, /* records the ring buffer had no room for */
-	QJ_LOST_TBS,	 /* TBs whose header or some part was lost */
-	QJ_TBS,		 /* TBs seen by the BPF program */
-	QJ_NO_LAYOUT,	 /* TBs before the insn layout was known */
+	QJ_LOST_TBS,	 /* TB reports in batches of which a part was lost */
+	QJ_TBS,		 /* TB reports seen by the BPF program */
 	QJ_LOST_CALLS,	 /* call/return events that found no room */
 	QJ_COUNTERS,
 };
@@ -50,42 +44,19 @@ struct qj_hdr {
 	__u64 ts; /* CLOCK_MONOTONIC ns, when the probe fired */
 };
 
-struct qj_tb {
+/*
+ * Part of a batch of TB reports, as QEMU queued them: a sequence of
+ * JitTbRecords (QEMU's accel/tcg/jit-tbs.h), each with its instruction
+ * pcs, end offsets and host code.  The parts of a batch share BATCH.
+ */
+struct qj_tbs {
 	struct qj_hdr hdr;
-	__u64 seq;  /* joins a TB with its continuation and code records */
-	__u64 pc;   /* guest pc of the first instruction */
-	__u64 host; /* host code start */
-	__u64 phys;
-	__u32 size; /* host code size, whole tc.size */
-	__u32 cflags;
-	__u32 flags;
-	__s32 cpu;
-	__u16 icount;
-	__u16 stride;	 /* bytes per insn in insn_data, 0: layout unknown */
-	__u16 insn_recs; /* QJ_EV_TB_INSNS records sent before this one */
-	__u16 code_recs; /* QJ_EV_CODE records sent before this one */
-	__u16 lost;	 /* records of this TB that could not be sent */
-	__u16 pad[3];
-	__u16 end_off[QJ_INSNS_PER_REC];
-	__u8 insn_data[QJ_INSN_DATA_MAX];
-};
-
-struct qj_tb_insns {
-	struct qj_hdr hdr;
-	__u64 seq;
-	__u16 first; /* index of end_off[0] in the TB */
-	__u16 n;
-	__u32 pad;
-	__u16 end_off[QJ_INSNS_PER_REC];
-	__u8 insn_data[QJ_INSN_DATA_MAX];
-};
-
-struct qj_code {
-	struct qj_hdr hdr;
-	__u64 seq;
-	__u32 off;
-	__u32 len;
-	__u8 bytes[QJ_CODE_CHUNK];
+	__u64 batch;
+	__u32 off;   /* where DATA goes in the batch */
+	__u32 len;   /* bytes of DATA used */
+	__u32 total; /* length of the whole batch */
+	__u32 count; /* TB records in the whole batch */
+	__u8 data[QJ_TBS_CHUNK];
 };
 
 struct qj_prologue {

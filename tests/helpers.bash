@@ -127,3 +127,9 @@ uftrace_counts() { # DIR [uftrace report options...]
 uftrace_tree() { # DIR FUNCTION
 	uftrace replay -d "$1" -F "$2" 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
 }
+
+# Events the LOST records of uftrace data account for.
+uftrace_lost() { # DIR
+	uftrace dump -d "$1" 2>/dev/null |
+		perl -ne '$n += hex($1) if /\[lost \] <([0-9a-f]+)>/; END { print $n + 0, "\n" }'
+}

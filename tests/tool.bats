@@ -142,3 +142,15 @@ teardown() {
 		grep -q ' _PyEval_EvalFrameDefault$' <<<"$top" || fail "$v: top is $top"
 	done
 }
+
+@test "--uftrace: events the ring had no room for are counted and marked LOST" {
+	run "$QEMU_JITBPF" --ringbuf-mb 1 --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)" count 2000000
+	assert_success
+	lost=$(sed -nE 's/^qemu-jitbpf: .* ([0-9]+) events lost$/\1/p' <<<"$output")
+	echo "# $lost events lost" >&3
+	[ "${lost:-0}" -gt 0 ] || fail "a 1 MiB ring lost nothing: $output"
+	[ "$(uftrace_lost "$D/u")" -eq "$lost" ]
+	run uftrace replay -d "$D/u"
+	assert_success
+	assert_output --regexp '/\* LOST [0-9]+ records!! \*/'
+}

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
@@ -91,7 +92,7 @@ static const struct argp_option opts[] = {
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer MiB, a power of 2 (default 8; 32 with --jitdump; 64 with --uftrace)", 0},
+	 "Ring buffer MiB, a power of 2 (default 32; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
@@ -193,7 +194,7 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base, true},
 		{skel->progs.tcg_prologue, &skel->links.tcg_prologue, code},
 		{skel->progs.tb_flush, &skel->links.tb_flush, code},
-		{skel->progs.tb_gen_code_done, &skel->links.tb_gen_code_done, code},
+		{skel->progs.tb_gen_code_batch, &skel->links.tb_gen_code_batch, code},
 		{skel->progs.jitdump_marker, &skel->links.jitdump_marker, env.jitdump},
 		{skel->progs.jit_calls, &skel->links.jit_calls, env.uftrace},
 		{skel->progs.jit_attach, &skel->links.jit_attach, true},
@@ -220,33 +221,68 @@ static void detach_all(struct qemu_jitbpf_bpf *skel)
 {
 	struct bpf_link **links = (struct bpf_link **)&skel->links;
 
+	/* Each detach takes a while (below): the busiest probes first. */
+	bpf_link__destroy(skel->links.jit_calls);
+	skel->links.jit_calls = NULL;
+	bpf_link__destroy(skel->links.tb_gen_code_batch);
+	skel->links.tb_gen_code_batch = NULL;
 	for (size_t i = 0; i < sizeof(skel->links) / sizeof(*links); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
 }
 
+/* Call events lost at the end, after the last record of their thread. */
+static void mark_lost_calls(struct qemu_jitbpf_bpf *skel, struct uftrace *uft)
+{
+	int fd = bpf_map__fd(skel->maps.calls_lost);
+	__u32 key, next, *prev = NULL;
+	__u64 lost;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &lost))
+			uftrace_lost_at_end(uft, next, lost);
+		key = next;
+		prev = &key;
+	}
+}
+
 /*
  * The kernel unregisters perf uprobes one at a time, each waiting for an
- * RCU grace period: ~0.1 s per probe site, a second in all.  Once QEMU is
- * gone nothing depends on it, so a child does it while we return; our
- * copies of the link descriptors then close without unregistering.
+ * RCU grace period: ~0.1 s per probe site, a second in all, paid by
+ * whoever drops the last reference to a link.  Once QEMU is gone nothing
+ * depends on it, so a child holds the links until we have exited (EOF on
+ * a pipe whose write end only we hold) and drops them then.
  */
 static void detach_in_background(struct qemu_jitbpf_bpf *skel)
 {
-	pid_t pid = fork();
+	int p[2];
+	pid_t pid;
 
+	if (pipe2(p, O_CLOEXEC)) {
+		detach_all(skel);
+		return;
+	}
+	pid = fork();
 	if (pid == 0) {
 		/* Hold no pipe of whoever waits for us. */
 		int null = open("/dev/null", O_RDWR);
+		char c;
 
 		for (int fd = 0; fd < 3 && null >= 0; fd++)
 			dup2(null, fd);
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
 		detach_all(skel);
 		_exit(0);
 	}
-	if (pid < 0)
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
 		detach_all(skel);
+	}
+	/* p[1] stays open until we exit. */
 }
 
 static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
@@ -349,9 +385,8 @@ int main(int argc, char **argv)
 		pr_err("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	skel->rodata->capture_code = env.jitdump;
 	if (!env.ringbuf_mb)
-		env.ringbuf_mb = env.uftrace ? 64 : env.jitdump ? 32 : 8;
+		env.ringbuf_mb = env.uftrace ? 64 : 32;
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
@@ -359,6 +394,7 @@ int main(int argc, char **argv)
 		pr_err("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
+	pr_dbg("BPF loaded after %.0f ms", (mono_ns() - t0) / 1e6);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), session_event, &s, NULL);
 	if (!rb) {
 		err = -errno;
@@ -399,6 +435,8 @@ int main(int argc, char **argv)
 	if (tty && last_status)
 		fputc('\n', stderr);
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (target.exited && target.launched)
+		pr_dbg("QEMU used %.3f s of CPU", target.cpu_s);
 
 	/* Detach, so that nothing stays enabled in a running QEMU, then
 	 * drain.  A QEMU that exited fires no probe any more. */
@@ -432,6 +470,7 @@ int main(int argc, char **argv)
 	if (uft) {
 		int uerr;
 
+		mark_lost_calls(skel, uft);
 		uft_records = uftrace_records(uft);
 		uerr = uftrace_close(uft, target.pid, &s.guest,
 				     s.exe_path ? s.exe_path : target.exe, cmdline, &s.bytes);

@@ -11,18 +11,31 @@
 #include <string.h>
 #include <sys/uio.h>
 
+/* A batch of TB reports whose parts are still arriving. */
 struct partial {
-	uint64_t seq;
-	uint32_t insns;	   /* continuation instructions received */
-	uint32_t code_len; /* code bytes received */
-	uint16_t end_off[QJ_TB_MAX_INSNS];
-	uint8_t data[QJ_TB_MAX_INSNS * QJ_INSN_STRIDE_MAX];
-	uint8_t code[QJ_TB_MAX_CODE];
+	uint64_t batch;
+	uint32_t got;	/* bytes received */
+	uint32_t total; /* bytes in the batch */
+	uint32_t count; /* TB records in the batch */
 	struct partial *next;
+	uint8_t data[QJ_TBS_MAX_BATCH];
 };
 
-/* Partials kept for TB records that never came (ring buffer full). */
-#define MAX_PARTIALS 256
+/* Batches whose last part never came (ring buffer full) are dropped when
+ * this many newer ones are pending. */
+#define MAX_PARTIALS 64
+
+/* QEMU's JitTbRecord (accel/tcg/jit-tbs.h). */
+struct tb_record {
+	uint64_t ts;
+	uint64_t pc;
+	uint64_t host;
+	uint32_t size;
+	uint16_t icount;
+	uint16_t pad;
+	uint32_t len;
+	uint32_t pad2;
+};
 
 void session_init(struct session *s, struct target *t, bool perfmap_insn, bool jitdump,
 		  struct uftrace *uft)
@@ -31,7 +44,6 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool j
 	s->target = t;
 	s->perfmap_insn = perfmap_insn;
 	s->want_jitdump = jitdump;
-	s->word_size = 8;
 	s->page_bits = 12;
 	guest_init(&s->guest, t ? t->pid : 0);
 	if (jitdump)
@@ -95,32 +107,29 @@ static void on_calls(struct session *s, const struct qj_calls *r)
 	}
 }
 
-static struct partial *get_partial(struct session *s, uint64_t seq, bool create)
+static struct partial *get_partial(struct session *s, uint64_t batch)
 {
 	struct partial **pp, *p;
 	size_t n = 0;
 
 	for (pp = &s->partials; *pp; pp = &(*pp)->next, n++)
-		if ((*pp)->seq == seq)
+		if ((*pp)->batch == batch)
 			return *pp;
-	if (!create)
-		return NULL;
 	if (n >= MAX_PARTIALS) {
-		/* The oldest, at the end, lost its TB record: reuse it. */
+		/* The oldest, at the end, lost a part: drop it. */
 		for (pp = &s->partials; (*pp)->next; pp = &(*pp)->next)
 			;
 		p = *pp;
 		*pp = NULL;
-		s->tbs_incomplete++;
+		s->tbs_incomplete += p->count;
 	} else if (s->free_partials) {
 		p = s->free_partials;
 		s->free_partials = p->next;
 	} else {
 		p = xmalloc(sizeof(*p));
 	}
-	p->seq = seq;
-	p->insns = 0;
-	p->code_len = 0;
+	p->batch = batch;
+	p->got = 0;
 	p->next = s->partials;
 	s->partials = p;
 	return p;
@@ -139,43 +148,6 @@ static void put_partial(struct session *s, struct partial *p)
 	s->free_partials = p;
 }
 
-static void on_insns(struct session *s, const struct qj_tb_insns *r)
-{
-	struct partial *p = get_partial(s, r->seq, true);
-	uint32_t n = r->n > QJ_INSNS_PER_REC ? QJ_INSNS_PER_REC : r->n;
-
-	if (r->first + n > QJ_TB_MAX_INSNS)
-		return;
-	memcpy(&p->end_off[r->first], r->end_off, n * sizeof(r->end_off[0]));
-	memcpy(&p->data[(size_t)r->first * QJ_INSN_STRIDE_MAX], r->insn_data, sizeof(r->insn_data));
-	p->insns += n;
-}
-
-static void on_code(struct session *s, const struct qj_code *r)
-{
-	struct partial *p = get_partial(s, r->seq, true);
-
-	if (r->len > QJ_CODE_CHUNK || r->off + r->len > QJ_TB_MAX_CODE)
-		return;
-	memcpy(&p->code[r->off], r->bytes, r->len);
-	p->code_len += r->len;
-}
-
-static uint64_t word0(const uint8_t *p, uint32_t size)
-{
-	uint64_t v = 0;
-
-	if (size == 4) {
-		uint32_t w;
-
-		memcpy(&w, p, 4);
-		v = w;
-	} else {
-		memcpy(&v, p, 8);
-	}
-	return v;
-}
-
 /* Per-insn state of the TB being processed. */
 static uint64_t gpc[QJ_TB_MAX_INSNS];
 static uint32_t ins_start[QJ_TB_MAX_INSNS + 1];
@@ -187,8 +159,8 @@ static const char *run_name(const struct guest_loc *loc, uint64_t pc)
 	return loc->name ? loc->name : internf("guest-0x%" PRIx64, pc);
 }
 
-static void emit_jitdump(struct session *s, const struct qj_tb *tb, const uint8_t *code,
-			 uint32_t first, uint32_t last, const char *name)
+static void emit_jitdump(struct session *s, const struct tb_record *tb, uint32_t tid,
+			 const uint8_t *code, uint32_t first, uint32_t last, const char *name)
 {
 	uint32_t from = ins_start[first], to = ins_start[last + 1];
 	size_t nl = 0;
@@ -202,52 +174,30 @@ static void emit_jitdump(struct session *s, const struct qj_tb *tb, const uint8_
 			continue;
 		lines[nl++] = (struct jd_line){tb->host + ins_start[i], line, file};
 	}
-	jitdump_load(s->jd, tb->hdr.ts, tb->hdr.tid, tb->host + from, code + from, to - from, name,
-		     lines, nl);
+	jitdump_load(s->jd, tb->ts, tid, tb->host + from, code + from, to - from, name, lines, nl);
 }
 
-static void on_tb(struct session *s, const struct qj_tb *tb)
+/* One TB: name each run of instructions of one guest function. */
+static void process_tb(struct session *s, const struct tb_record *tb, uint32_t tid,
+		       const uint64_t *pcs, const uint16_t *end_off, const uint8_t *code)
 {
-	struct partial *p = NULL;
 	uint32_t n = tb->icount, page = 1u << s->page_bits;
-	const uint8_t *code = NULL;
 	bool pcrel;
 
-	if (tb->insn_recs || tb->code_recs)
-		p = get_partial(s, tb->seq, false);
-	if (!tb->stride || !s->layout_known) {
-		/* Translated before the handshake: the flush makes QEMU
-		 * translate it again if it still runs. */
-		s->tbs_early++;
-		goto out;
-	}
-	if (!n || n > QJ_TB_MAX_INSNS || tb->stride > QJ_INSN_STRIDE_MAX || tb->lost ||
-	    (n > QJ_INSNS_PER_REC && (!p || p->insns != n - QJ_INSNS_PER_REC))) {
-		s->tbs_incomplete++;
-		goto out;
-	}
 	s->tbs++;
 	if (s->flush_pending) {
 		codemap_flush(&s->code);
 		s->flush_pending = false;
 	}
-	if (s->jd && p && p->code_len == tb->size)
-		code = p->code;
-
 	/* Guest pc and host range of each instruction. */
-	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *d = i < QJ_INSNS_PER_REC ? &tb->insn_data[i * tb->stride]
-							: &p->data[(size_t)i * QJ_INSN_STRIDE_MAX];
-		uint16_t end = i < QJ_INSNS_PER_REC ? tb->end_off[i] : p->end_off[i];
-
-		gpc[i] = word0(d, s->word_size);
-		ins_start[i + 1] = end > tb->size ? tb->size : end;
-	}
 	ins_start[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		gpc[i] = pcs[i];
+		ins_start[i + 1] = end_off[i] > tb->size ? tb->size : end_off[i];
+		if (ins_start[i + 1] < ins_start[i])
+			ins_start[i + 1] = ins_start[i];
+	}
 	ins_start[n] = tb->size; /* slow paths and pool go with the last insn */
-	for (uint32_t i = 1; i <= n; i++)
-		if (ins_start[i] < ins_start[i - 1])
-			ins_start[i] = ins_start[i - 1];
 	/* Under CF_PCREL word 0 is the offset in the page (probes.md). */
 	pcrel = gpc[0] != tb->pc && gpc[0] == (tb->pc & (page - 1));
 	if (pcrel) {
@@ -283,20 +233,68 @@ static void on_tb(struct session *s, const struct qj_tb *tb)
 		if (!s->perfmap_insn)
 			codemap_add(&s->code, tb->host + ins_start[first],
 				    ins_start[i] - ins_start[first], name);
-		if (code)
-			emit_jitdump(s, tb, code, first, i - 1, name);
+		if (s->jd)
+			emit_jitdump(s, tb, tid, code, first, i - 1, name);
 		first = i;
 	}
-	if (s->jd && !code)
-		s->tbs_incomplete++;
-out:
-	if (p)
+}
+
+/* A complete batch: a sequence of records (struct tb_record + tables + code). */
+static void process_batch(struct session *s, const uint8_t *data, uint32_t total, uint32_t tid)
+{
+	uint32_t off = 0;
+
+	while (off + sizeof(struct tb_record) <= total) {
+		struct tb_record tb;
+		uint32_t n, offs;
+
+		memcpy(&tb, data + off, sizeof(tb));
+		n = tb.icount;
+		offs = (n * 2 + 7) & ~7u;
+		if (!n || n > QJ_TB_MAX_INSNS || tb.size > QJ_TB_MAX_CODE || tb.len % 8 ||
+		    tb.len != sizeof(tb) + n * 8 + offs + ((tb.size + 7) & ~7u) ||
+		    tb.len > total - off) {
+			pr_warn("malformed TB report in a batch from QEMU");
+			s->tbs_incomplete++;
+			return;
+		}
+		/* The record is 8-byte aligned in the batch, and so are its parts. */
+		process_tb(s, &tb, tid, (const uint64_t *)(data + off + sizeof(tb)),
+			   (const uint16_t *)(data + off + sizeof(tb) + n * 8),
+			   data + off + sizeof(tb) + n * 8 + offs);
+		off += tb.len;
+	}
+}
+
+static void on_tbs(struct session *s, const struct qj_tbs *r)
+{
+	struct partial *p;
+
+	if (!s->layout_known) {
+		/* Before the prologue (and page size) was reported. */
+		s->tbs_early += r->count;
+		return;
+	}
+	if (r->total > QJ_TBS_MAX_BATCH || r->len > QJ_TBS_CHUNK || r->off + r->len > r->total)
+		return;
+	if (r->off == 0 && r->len == r->total) {
+		/* A batch in one part: no copy. */
+		process_batch(s, r->data, r->total, r->hdr.tid);
+		return;
+	}
+	p = get_partial(s, r->batch);
+	p->total = r->total;
+	p->count = r->count;
+	memcpy(p->data + r->off, r->data, r->len);
+	p->got += r->len;
+	if (p->got == p->total) {
+		process_batch(s, p->data, p->total, r->hdr.tid);
 		put_partial(s, p);
+	}
 }
 
 static void on_prologue(struct session *s, const struct qj_prologue *r)
 {
-	s->word_size = r->word_size == 4 ? 4 : 8;
 	s->page_bits = r->page_bits > 0 && r->page_bits < 31 ? r->page_bits : 12;
 	s->layout_known = true;
 	codemap_set_prologue(&s->code, r->host, r->size);
@@ -305,11 +303,12 @@ static void on_prologue(struct session *s, const struct qj_prologue *r)
 		uint8_t *buf = xmalloc(r->size);
 		struct iovec local = {buf, r->size}, remote = {(void *)r->host, r->size};
 
-		if (process_vm_readv(s->target->pid, &local, 1, &remote, 1, 0) ==
-			    (ssize_t)r->size &&
-		    !s->handshakes)
+		if (!s->prologue_loaded && process_vm_readv(s->target->pid, &local, 1, &remote, 1,
+							    0) == (ssize_t)r->size) {
+			s->prologue_loaded = true;
 			jitdump_load(s->jd, r->hdr.ts, r->hdr.tid, r->host, buf, r->size,
 				     "qemu-tcg-prologue", NULL, 0);
+		}
 		free(buf);
 	}
 }
@@ -333,17 +332,9 @@ int session_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*h))
 		return 0;
 	switch (h->type) {
-	case QJ_EV_TB:
-		if (size >= sizeof(struct qj_tb))
-			on_tb(s, data);
-		break;
-	case QJ_EV_TB_INSNS:
-		if (size >= sizeof(struct qj_tb_insns))
-			on_insns(s, data);
-		break;
-	case QJ_EV_CODE:
-		if (size >= sizeof(struct qj_code))
-			on_code(s, data);
+	case QJ_EV_TBS:
+		if (size >= sizeof(struct qj_tbs))
+			on_tbs(s, data);
 		break;
 	case QJ_EV_PROLOGUE:
 		if (size >= sizeof(struct qj_prologue))

@@ -30,10 +30,10 @@ struct session {
 	size_t ntargets, targets_cap;
 	uint64_t recent[256]; /* direct-mapped cache in front of targets */
 	char *exe_path;	      /* the first image QEMU reported */
-	uint32_t word_size;
 	int page_bits;
 	bool layout_known;
 	bool flush_pending;	  /* the code map is retired by the next TB */
+	bool prologue_loaded;	  /* in the jitdump */
 	struct partial *partials; /* parts of TBs whose TB record is to come */
 	struct partial *free_partials;
 	/* What happened, for the summary. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -133,7 +134,7 @@ static int inspect(struct target *t)
 		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
 		return -EINVAL;
 	}
-	if (!elf_has_usdt(t->exe, "qemu", "tb_gen_code_done")) {
+	if (!elf_has_usdt(t->exe, "qemu", "tb_gen_code_batch")) {
 		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
 		       "make qemu (see README.md)",
 		       t->exe, t->pid);
@@ -203,9 +204,14 @@ bool target_alive(struct target *t)
 	if (t->exited)
 		return false;
 	if (t->launched) {
-		if (waitpid(t->pid, &t->status, WNOHANG) == t->pid &&
-		    (WIFEXITED(t->status) || WIFSIGNALED(t->status)))
+		struct rusage ru;
+
+		if (wait4(t->pid, &t->status, WNOHANG, &ru) == t->pid &&
+		    (WIFEXITED(t->status) || WIFSIGNALED(t->status))) {
 			t->exited = true;
+			t->cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+		}
 	} else if (kill(t->pid, 0) && errno == ESRCH) {
 		t->exited = true;
 	}

@@ -20,7 +20,8 @@ struct target {
 	bool launched;
 	bool stopped; /* launched, held at exec until target_resume() */
 	bool exited;
-	int status; /* wait status of a launched QEMU once exited */
+	int status;   /* wait status of a launched QEMU once exited */
+	double cpu_s; /* CPU time of a launched QEMU once exited, user + system */
 };
 
 /* 0, or -errno with the reason printed. */

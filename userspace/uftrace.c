@@ -196,6 +196,16 @@ void uftrace_events(struct uftrace *u, uint32_t tid, const void *events, uint32_
 	}
 }
 
+void uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
+{
+	struct uthread *t = thread_of(u, tid);
+
+	if (lost > t->lost) {
+		put(u, t, u->last_ts, REC_LOST, t->depth, lost - t->lost);
+		t->lost = lost;
+	}
+}
+
 uint64_t uftrace_records(const struct uftrace *u)
 {
 	return u->records;

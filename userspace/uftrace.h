@@ -19,6 +19,8 @@ struct uftrace;
 struct uftrace *uftrace_open(const char *dir);
 /* N events of thread TID; LOST: events of TID lost so far. */
 void uftrace_events(struct uftrace *u, uint32_t tid, const void *events, uint32_t n, uint64_t lost);
+/* Thread TID lost LOST events in all: mark what is not marked yet at its end. */
+void uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost);
 /* Write info, task.txt, the map and symbols; 0 or -errno. */
 int uftrace_close(struct uftrace *u, pid_t pid, struct guest *g, const char *exename,
 		  const char *cmdline, uint64_t *bytes);

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Call tracing on W2 (static fib(30), call-heavy), QEMU 10.2.2 x86_64:
+# qemu-jitbpf --uftrace on the patched QEMU vs QEMU's own
+# contrib/plugins/libuftrace.so on the unpatched build, both writing a
+# uftrace data directory.  Interleaved runs, each qemu-jitbpf run after
+# the previous one finished detaching; medians of ROUNDS.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+ROUNDS=${ROUNDS:-7}
+REF=$TOP/build/qemu-10.2.2-ref
+PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+TOOL=$TOP/build/bin/qemu-jitbpf
+FIB=$TOP/build/guests/x86_64/fib
+
+for b in "$REF/bin/qemu-x86_64" "$REF/plugins/libuftrace.so" "$PAT" "$TOOL" "$FIB"; do
+	[ -e "$b" ] || { echo "bench: $b missing (make qemu qemu-ref tool guests)" >&2; exit 1; }
+done
+[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench: qemu-jitbpf needs root" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+lost=0 records=0
+run_mode() { # MODE -> seconds
+	local t0 t1
+	rm -rf "$work/uftrace.data" "$work/u"
+	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
+	t0=$EPOCHREALTIME
+	case $1 in
+	plugin) "$REF/bin/qemu-x86_64" -plugin "$REF/plugins/libuftrace.so" "$FIB" 30 >/dev/null ;;
+	tool) "$TOOL" --uftrace="$work/u" -- "$PAT" "$FIB" 30 >/dev/null 2>"$work/err" ;;
+	plain) "$PAT" "$FIB" 30 >/dev/null ;;
+	esac
+	t1=$EPOCHREALTIME
+	if [ "$1" = tool ]; then
+		local l
+		l=$(sed -nE 's/^qemu-jitbpf: .* ([0-9]+) events lost$/\1/p' "$work/err")
+		[ -n "$l" ] || { cat "$work/err" >&2; exit 1; }
+		lost=$((lost + l))
+		records=$(sed -nE 's/^qemu-jitbpf: uftrace: .* \(([0-9]+) records\)$/\1/p' "$work/err")
+	fi
+	echo "$t1 - $t0" | bc -l
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+modes=(plain plugin tool)
+declare -A samples
+for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
+for ((i = 0; i < ROUNDS; i++)); do
+	for ((k = 0; k < ${#modes[@]}; k++)); do
+		m=${modes[$(((i + k) % ${#modes[@]}))]}
+		samples[$m]+=" $(run_mode "$m")"
+	done
+done
+
+echo "call tracing, W2 fib(30) static on QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
+for m in "${modes[@]}"; do
+	declare "med_${m}=$(tr ' ' '\n' <<<"${samples[$m]}" | grep . | median)"
+done
+printf '%-24s %8.3f s\n' "plain (no tracing)" "$med_plain"
+printf '%-24s %8.3f s\n' "plugin libuftrace.so" "$med_plugin"
+printf '%-24s %8.3f s\n' "qemu-jitbpf --uftrace" "$med_tool"
+printf 'qemu-jitbpf is %.2fx faster than the plugin\n' "$(echo "$med_plugin / $med_tool" | bc -l)"
+echo "qemu-jitbpf: $records uftrace records per run, $lost events lost in $((ROUNDS + 1)) runs"
