@@ -7,7 +7,10 @@
 #       as one run is only ~50 ms
 #
 # Samples are interleaved (ref, patched, ref, patched, ...) so that drift
-# of the machine hits both alike; the figure is the median of ROUNDS.
+# of the machine hits both alike; the figure is the median of ROUNDS, of
+# wall-clock time and of CPU time (user + system of QEMU): on a virtual
+# machine wall-clock medians still move by a few percent from run to run,
+# CPU time much less.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,44 +19,56 @@ RUNS_W2=${RUNS_W2:-10}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 FIB=$TOP/build/guests/x86_64/fib
+W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
 
 for b in "$REF" "$PAT" "$FIB"; do
 	[ -x "$b" ] || { echo "bench: $b missing (make qemu qemu-ref guests)" >&2; exit 1; }
 done
 [ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
 
-w1() { "$1" /usr/bin/python3 -c "import json,decimal,email.parser,http.client; print(sum(range(10**6)))"; }
-w2() { local i; for ((i = 0; i < RUNS_W2; i++)); do "$1" "$FIB" 30; done; }
-
-# Seconds one call of "$@" takes, output discarded.
+# "wall cpu" seconds of one call of "$@" (with its children), output
+# discarded; bash's time keyword measures to the millisecond.
 seconds() {
-	local t0=$EPOCHREALTIME
-	"$@" >/dev/null
-	echo "$EPOCHREALTIME - $t0" | bc -l
+	local TIMEFORMAT='%3R %3U %3S'
+
+	{ time "$@" >/dev/null 2>&1; } 2>"$tmp"
+	awk '{ printf "%s %.3f\n", $1, $2 + $3 }' "$tmp"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-report() { # NAME REF-SAMPLES PATCHED-SAMPLES
-	local r p
-	r=$(tr ' ' '\n' <<<"$2" | grep . | median)
-	p=$(tr ' ' '\n' <<<"$3" | grep . | median)
-	printf '%-40s ref %8.4f s  patched %8.4f s  ratio %.4f\n' "$1" "$r" "$p" \
-		"$(echo "$p / $r" | bc -l)"
+report() { # NAME REF-SAMPLES PATCHED-SAMPLES (pairs "wall cpu")
+	local rw pw rc pc
+	rw=$(tr ' ' '\n' <<<"$2" | grep . | awk -F: '{ print $1 }' | median)
+	pw=$(tr ' ' '\n' <<<"$3" | grep . | awk -F: '{ print $1 }' | median)
+	rc=$(tr ' ' '\n' <<<"$2" | grep . | awk -F: '{ print $2 }' | median)
+	pc=$(tr ' ' '\n' <<<"$3" | grep . | awk -F: '{ print $2 }' | median)
+	printf '%-32s wall: ref %7.4f s patched %7.4f s ratio %.4f | cpu: ref %7.3f s patched %7.3f s ratio %.4f\n' \
+		"$1" "$rw" "$pw" "$(echo "$pw / $rw" | bc -l)" "$rc" "$pc" "$(echo "$pc / $rc" | bc -l)"
+}
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+# One sample of workload W on QEMU binary Q, as "wall:cpu".
+seconds_of() { # W Q
+	case $1 in
+	w1) seconds "$2" /usr/bin/python3 -c "$W1" ;;
+	w2) seconds "$BASH" -c 'for ((i = 0; i < $2; i++)); do "$0" "$1" 30; done' "$2" "$FIB" "$RUNS_W2" ;;
+	esac | tr ' ' ':'
 }
 
 echo "detached overhead, QEMU 10.2.2, median of $ROUNDS interleaved samples"
 for w in w1 w2; do
-	"$w" "$REF" >/dev/null # warm caches
-	"$w" "$PAT" >/dev/null
+	seconds_of "$w" "$REF" >/dev/null # warm caches
+	seconds_of "$w" "$PAT" >/dev/null
 	ref="" pat=""
 	for ((i = 0; i < ROUNDS; i++)); do
 		if ((i % 2)); then
-			pat+=" $(seconds "$w" "$PAT")"
-			ref+=" $(seconds "$w" "$REF")"
+			pat+=" $(seconds_of "$w" "$PAT")"
+			ref+=" $(seconds_of "$w" "$REF")"
 		else
-			ref+=" $(seconds "$w" "$REF")"
-			pat+=" $(seconds "$w" "$PAT")"
+			ref+=" $(seconds_of "$w" "$REF")"
+			pat+=" $(seconds_of "$w" "$PAT")"
 		fi
 	done
 	case $w in

@@ -92,7 +92,7 @@ static const struct argp_option opts[] = {
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer MiB, a power of 2 (default 32; 64 with --uftrace)", 0},
+	 "Ring buffer MiB, a power of 2 (default 16; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!env.ringbuf_mb)
-		env.ringbuf_mb = env.uftrace ? 64 : 32;
+		env.ringbuf_mb = env.uftrace ? 64 : 16;
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
