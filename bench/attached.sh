@@ -15,25 +15,20 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
 ROUNDS=${ROUNDS:-7}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 TOOL=$TOP/build/bin/qemu-jitbpf
 W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
 
-for b in "$REF" "$PAT" "$TOOL"; do
-	[ -x "$b" ] || { echo "bench: $b missing (make qemu qemu-ref tool)" >&2; exit 1; }
-done
-[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "bench: qemu-jitbpf needs root" >&2; exit 1; }
+need "make qemu qemu-ref tool" "$REF" "$PAT" "$TOOL"
+need_rounds
+need_root
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-
-settle() {
-	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
-}
 
 lost=0 tbs=0
 # MODE -> "wall-seconds qemu-cpu-seconds" on stdout
@@ -67,8 +62,6 @@ run_mode() {
 	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-
 modes=(plain tool ref-perfmap ref-jitdump)
 declare -A wall cpu
 for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
@@ -83,15 +76,14 @@ for ((i = 0; i < ROUNDS; i++)); do
 	done
 done
 
-med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 echo "attached overhead, W1 on QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
-plain=$(med "${wall[plain]}")
+plain=$(median_of "${wall[plain]}")
 for m in "${modes[@]}"; do
-	v=$(med "${wall[$m]}")
+	v=$(median_of "${wall[$m]}")
 	printf '%-14s %8.3f s  ratio to plain %.3f\n' "$m" "$v" "$(echo "$v / $plain" | bc -l)"
 done
-pc=$(med "${cpu[plain]}")
-tc=$(med "${cpu[tool]}")
+pc=$(median_of "${cpu[plain]}")
+tc=$(median_of "${cpu[tool]}")
 printf 'QEMU CPU time: plain %.3f s, under qemu-jitbpf %.3f s, ratio %.3f\n' "$pc" "$tc" \
 	"$(echo "$tc / $pc" | bc -l)"
 echo "qemu-jitbpf: $tbs TBs per run, $lost events lost in $((ROUNDS + 1)) runs"

@@ -14,6 +14,7 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
 ROUNDS=${ROUNDS:-9}
 RUNS_W2=${RUNS_W2:-10}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
@@ -21,10 +22,8 @@ PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 FIB=$TOP/build/guests/x86_64/fib
 W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
 
-for b in "$REF" "$PAT" "$FIB"; do
-	[ -x "$b" ] || { echo "bench: $b missing (make qemu qemu-ref guests)" >&2; exit 1; }
-done
-[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
+need "make qemu qemu-ref guests" "$REF" "$PAT" "$FIB"
+need_rounds
 
 # "wall cpu" seconds of one call of "$@" (with its children), output
 # discarded; bash's time keyword measures to the millisecond.
@@ -35,14 +34,12 @@ seconds() {
 	awk '{ printf "%s %.3f\n", $1, $2 + $3 }' "$tmp"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-
 report() { # NAME REF-SAMPLES PATCHED-SAMPLES (pairs "wall cpu")
 	local rw pw rc pc
-	rw=$(tr ' ' '\n' <<<"$2" | grep . | awk -F: '{ print $1 }' | median)
-	pw=$(tr ' ' '\n' <<<"$3" | grep . | awk -F: '{ print $1 }' | median)
-	rc=$(tr ' ' '\n' <<<"$2" | grep . | awk -F: '{ print $2 }' | median)
-	pc=$(tr ' ' '\n' <<<"$3" | grep . | awk -F: '{ print $2 }' | median)
+	rw=$(median_of "$(tr ' ' '\n' <<<"$2" | cut -d: -f1)")
+	pw=$(median_of "$(tr ' ' '\n' <<<"$3" | cut -d: -f1)")
+	rc=$(median_of "$(tr ' ' '\n' <<<"$2" | cut -d: -f2)")
+	pc=$(median_of "$(tr ' ' '\n' <<<"$3" | cut -d: -f2)")
 	printf '%-32s wall: ref %7.4f s patched %7.4f s ratio %.4f | cpu: ref %7.3f s patched %7.3f s ratio %.4f\n' \
 		"$1" "$rw" "$pw" "$(echo "$pw / $rw" | bc -l)" "$rc" "$pc" "$(echo "$pc / $rc" | bc -l)"
 }

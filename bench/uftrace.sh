@@ -7,17 +7,17 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
 ROUNDS=${ROUNDS:-7}
 REF=$TOP/build/qemu-10.2.2-ref
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 TOOL=$TOP/build/bin/qemu-jitbpf
 FIB=$TOP/build/guests/x86_64/fib
 
-for b in "$REF/bin/qemu-x86_64" "$REF/plugins/libuftrace.so" "$PAT" "$TOOL" "$FIB"; do
-	[ -e "$b" ] || { echo "bench: $b missing (make qemu qemu-ref tool guests)" >&2; exit 1; }
-done
-[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "bench: qemu-jitbpf needs root" >&2; exit 1; }
+need "make qemu qemu-ref tool guests" "$REF/bin/qemu-x86_64" "$REF/plugins/libuftrace.so" "$PAT" \
+	"$TOOL" "$FIB"
+need_rounds
+need_root
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +27,7 @@ lost=0 records=0
 run_mode() { # MODE -> seconds
 	local t0 t1
 	rm -rf "$work/uftrace.data" "$work/u"
-	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
+	settle
 	t0=$EPOCHREALTIME
 	case $1 in
 	plugin) "$REF/bin/qemu-x86_64" -plugin "$REF/plugins/libuftrace.so" "$FIB" 30 >/dev/null ;;
@@ -45,8 +45,6 @@ run_mode() { # MODE -> seconds
 	echo "$t1 - $t0" | bc -l
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-
 modes=(plain plugin tool)
 declare -A samples
 for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
@@ -59,7 +57,7 @@ done
 
 echo "call tracing, W2 fib(30) static on QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
 for m in "${modes[@]}"; do
-	declare "med_${m}=$(tr ' ' '\n' <<<"${samples[$m]}" | grep . | median)"
+	declare "med_${m}=$(median_of "${samples[$m]}")"
 done
 printf '%-24s %8.3f s\n' "plain (no tracing)" "$med_plain"
 printf '%-24s %8.3f s\n' "plugin libuftrace.so" "$med_plugin"

@@ -36,16 +36,9 @@ void guest_set_base(struct guest *g, uint64_t base)
 
 static const struct guest_image *find(const struct guest *g, uint64_t pc)
 {
-	size_t lo = 0, hi = g->nimgs;
+	size_t lo = count_le(g->imgs, g->nimgs, sizeof(*g->imgs),
+			     offsetof(struct guest_image, start), pc);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (g->imgs[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && pc < g->imgs[lo - 1].end)
 		return &g->imgs[lo - 1];
 	return NULL;

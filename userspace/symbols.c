@@ -191,36 +191,58 @@ static void read_segs(struct elf_file *e, Elf *elf)
 		e->lo = 0;
 }
 
-/* Separate debug file of ELF at PATH, by build-id then .gnu_debuglink. */
-static char *find_debug_file(Elf *elf, const char *path)
+bool elf_find_note(Elf *elf, const char *name, uint32_t type,
+		   bool (*fn)(const void *desc, size_t size, void *ctx), void *ctx)
 {
+	size_t namesz = strlen(name) + 1;
 	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	char *cand;
 
 	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
 		size_t off = 0, name_off, desc_off;
+		Elf_Data *d;
+		GElf_Shdr sh;
 		GElf_Nhdr nh;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
 		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
-			const unsigned char *id = (unsigned char *)d->d_buf + desc_off;
-			char hex[2 * 64 + 1];
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64 ||
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
-				continue;
-			for (size_t i = 0; i < nh.n_descsz; i++)
-				sprintf(hex + 2 * i, "%02x", id[i]);
-			cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-			if (!access(cand, R_OK))
-				return cand;
-			free(cand);
-		}
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)))
+			if (nh.n_type == type && nh.n_namesz == namesz &&
+			    !memcmp((char *)d->d_buf + name_off, name, namesz) &&
+			    fn((char *)d->d_buf + desc_off, nh.n_descsz, ctx))
+				return true;
 	}
+	return false;
+}
+
+/* Is there a debug file for this build-id?  Its path goes to *ctx. */
+static bool debug_file_by_build_id(const void *desc, size_t size, void *ctx)
+{
+	const unsigned char *id = desc;
+	char hex[2 * 64 + 1], *cand;
+
+	if (size < 2 || size > 64)
+		return false;
+	for (size_t i = 0; i < size; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (access(cand, R_OK)) {
+		free(cand);
+		return false;
+	}
+	*(char **)ctx = cand;
+	return true;
+}
+
+/* Separate debug file of ELF at PATH, by build-id then .gnu_debuglink. */
+static char *find_debug_file(Elf *elf, const char *path)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	char *cand = NULL;
+
+	if (elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, debug_file_by_build_id, &cand))
+		return cand;
 	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		size_t shstrndx;
@@ -347,16 +369,8 @@ const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t
 
 const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->nsyms;
+	size_t lo = count_le(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (e->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	if (addr < e->syms[lo - 1].addr + e->syms[lo - 1].size)

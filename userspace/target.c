@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "target.h"
+#include "symbols.h"
 #include "util.h"
 
 #include <errno.h>
@@ -42,9 +43,28 @@ int check_privileges(void)
 	return -EPERM;
 }
 
+struct usdt_query {
+	const char *provider, *name;
+	size_t addr_size;
+};
+
+/* stapsdt descriptor: pc, base, semaphore, then provider, name, args. */
+static bool is_usdt(const void *desc, size_t size, void *ctx)
+{
+	const struct usdt_query *q = ctx;
+	const char *prov = (const char *)desc + 3 * q->addr_size, *end = (const char *)desc + size;
+	const char *name;
+
+	if (size <= 3 * q->addr_size || !memchr(prov, 0, end - prov))
+		return false;
+	name = prov + strlen(prov) + 1;
+	return name < end && memchr(name, 0, end - name) && !strcmp(prov, q->provider) &&
+	       !strcmp(name, q->name);
+}
+
 bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 {
-	Elf_Scn *scn = NULL;
+	struct usdt_query q = {provider, name, 8};
 	bool found = false;
 	Elf *elf;
 	int fd;
@@ -53,35 +73,11 @@ bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 	if (fd < 0)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && !found && (off = gelf_getnote(d, off, &nh, &noff, &doff))) {
-			/* stapsdt: pc, base, semaphore (3 addresses), then
-			 * provider, name and arguments as strings. */
-			const char *desc = (const char *)d->d_buf + doff;
-			size_t skip = 3 * (gelf_getclass(elf) == ELFCLASS64 ? 8 : 4);
-			const char *prov, *pname;
-
-			if (nh.n_type != 3 || nh.n_namesz != 8 ||
-			    memcmp((char *)d->d_buf + noff, "stapsdt", 8) || nh.n_descsz <= skip)
-				continue;
-			prov = desc + skip;
-			pname = prov + strnlen(prov, nh.n_descsz - skip) + 1;
-			if ((size_t)(pname - desc) < nh.n_descsz && !strcmp(prov, provider) &&
-			    !strncmp(pname, name, nh.n_descsz - (pname - desc)) &&
-			    strlen(name) <= nh.n_descsz - (size_t)(pname - desc))
-				found = true;
-		}
-	}
-	if (elf)
+	if (elf) {
+		q.addr_size = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+		found = elf_find_note(elf, "stapsdt", 3, is_usdt, &q);
 		elf_end(elf);
+	}
 	close(fd);
 	return found;
 }

@@ -148,6 +148,23 @@ void safe_file_abort(struct safe_file *sf)
 	free(sf->tmp);
 }
 
+size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * elsize + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 bool write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

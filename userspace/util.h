@@ -49,6 +49,12 @@ int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t 
 int safe_file_commit(struct safe_file *sf);
 void safe_file_abort(struct safe_file *sf);
 
+/*
+ * In an array of N elements of ELSIZE bytes sorted by the u64 at KEY_OFF,
+ * how many have a key <= KEY (the index of the first greater one).
+ */
+size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key);
+
 /* Write all of buf; false on error. */
 bool write_all(int fd, const void *buf, size_t len);
 

@@ -1,0 +1,29 @@
+# Helpers shared by the benchmarks; source it.
+
+# Exit unless every named file exists.
+need() { # HINT FILE...
+	local hint=$1 f
+	shift
+	for f in "$@"; do
+		[ -e "$f" ] || { echo "bench: $f missing ($hint)" >&2; exit 1; }
+	done
+}
+
+need_rounds() {
+	[ "$ROUNDS" -ge 5 ] || { echo "bench: ROUNDS must be >= 5" >&2; exit 1; }
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || { echo "bench: qemu-jitbpf needs root" >&2; exit 1; }
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# Median of the space-separated numbers in $1.
+median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
+
+# Wait until no qemu-jitbpf is left detaching from an earlier run: it would
+# slow the next run's attach (docs/design.md, "Stopping").
+settle() {
+	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
+}
