@@ -30,7 +30,7 @@ TOOL_LIBS := -lbpf -lelf -ldw -lz
 
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
-	$(BUILD)/guests/native/calls-pg
+	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -110,6 +110,11 @@ $(BUILD)/guests/%/calls-o2-nofp: tests/guests/calls.c
 $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 	@mkdir -p $(dir $@)
 	gcc -g -O1 -fno-inline -pg -o $@ $<
+
+# The same, plain: what the guest must print.
+$(BUILD)/guests/native/calls: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	gcc -O1 -fno-inline -o $@ $<
 
 # tests/matrix/X.bats.in -> build/tests/X-<version>-<arch>.bats
 tests:

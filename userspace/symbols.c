@@ -56,6 +56,14 @@ static uint64_t section_end(Elf *elf, size_t ndx)
 	return sh.sh_addr + sh.sh_size;
 }
 
+static bool in_code(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -73,11 +81,15 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 		if (!gelf_getsym(data, i, &s))
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value ||
-		    s.st_shndx == SHN_UNDEF)
+		if (!s.st_value || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+			continue;
+		/* Functions, and labels in code that stand for them (glibc's
+		 * __wrap_main), but not ARM's $x/$d mapping symbols. */
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    (type != STT_NOTYPE || !in_code(elf, s.st_shndx)))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (!name || !*name)
+		if (!name || !*name || name[0] == '$')
 			continue;
 		len = strlen(name) + 1;
 		grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
@@ -86,7 +98,7 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 		b->v[b->n++] = (struct raw_sym){
 			.addr = s.st_value,
 			.size = s.st_size,
-			.limit = s.st_shndx < SHN_LORESERVE ? section_end(elf, s.st_shndx) : 0,
+			.limit = section_end(elf, s.st_shndx),
 			.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
 				: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
 								      : 2,
