@@ -346,9 +346,6 @@ int session_event(void *ctx, void *data, size_t size)
 		 * generation of code unless new code replaces it. */
 		s->flush_pending = true;
 		break;
-	case QJ_EV_ATTACH:
-		s->handshakes++;
-		break;
 	case QJ_EV_MARKER:
 		if (size >= sizeof(struct qj_marker))
 			on_marker(s, data);

@@ -39,7 +39,6 @@ struct session {
 	/* What happened, for the summary. */
 	uint64_t tbs;
 	uint64_t flushes;
-	uint64_t handshakes;
 	uint64_t tbs_incomplete; /* parts lost in the ring buffer */
 	uint64_t tbs_early;	 /* before the handshake: retranslated later */
 	uint64_t bytes;
