@@ -41,12 +41,9 @@ all: tool guests
 
 tool: $(TOOL)
 
-$(TOOL_OBJ)/vmlinux.h:
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h
 	@mkdir -p $(dir $@)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp && mv $@.tmp $@
-
-$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(TOOL_OBJ)/vmlinux.h
-	$(CLANG) $(BPF_CFLAGS) -I$(TOOL_OBJ) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 	llvm-strip -g $@
 
 $(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o

@@ -6,8 +6,16 @@
  * reuses for its next TB, and the host code bytes, which a flush
  * overwrites.  Records go to user space through one ring buffer; every
  * record that finds no room is counted.
+ *
+ * No kernel structure is read, so no vmlinux.h: its preserve_access_index
+ * types would turn usdt.bpf.h's PT_REGS_IP into CO-RE relocations, and
+ * libbpf would parse the whole kernel BTF (~20 ms) at every start.  The
+ * object still runs unchanged on any kernel with USDT support.
  */
-#include "vmlinux.h"
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
