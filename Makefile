@@ -26,7 +26,7 @@ CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS))
-TOOL_LIBS := -lbpf -lelf -ldw -lz
+TOOL_LIBS := -lbpf -lelf -ldw -lz -lpthread
 
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,11 +34,39 @@ static int cmp_range(const void *a, const void *b)
 	return x->seq < y->seq ? 1 : -1; /* newest first */
 }
 
+/* Are the ranges in increasing order, none overlapping the next? */
+static bool ordered(const struct code_range *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (v[i].host < v[i - 1].host + v[i - 1].size)
+			return false;
+	return true;
+}
+
 size_t codemap_live(struct codemap *m)
 {
 	size_t i, j;
 	bool changed;
 
+	/*
+	 * QEMU hands out code space in increasing order, so between flushes
+	 * the ranges of one translating thread usually arrive sorted: then
+	 * the prologue only has to go in its place.
+	 */
+	if (ordered(m->v, m->n)) {
+		if (!m->prologue.size)
+			return m->n;
+		i = count_le(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host),
+			     m->prologue.host);
+		if ((!i || m->v[i - 1].host + m->v[i - 1].size <= m->prologue.host) &&
+		    (i == m->n || m->prologue.host + m->prologue.size <= m->v[i].host)) {
+			grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
+			memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
+			m->v[i] = m->prologue;
+			m->n++;
+			return m->n;
+		}
+	}
 	if (m->prologue.size)
 		codemap_add(m, m->prologue.host, m->prologue.size, m->prologue.name);
 	/*
@@ -118,13 +147,4 @@ const char *internf(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	return intern(buf);
-}
-
-void intern_free(void)
-{
-	for (size_t i = 0; i < icap; i++)
-		free(itab[i]);
-	free(itab);
-	itab = NULL;
-	icap = icount = 0;
 }

@@ -33,9 +33,8 @@ void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size);
 size_t codemap_live(struct codemap *m);
 void codemap_free(struct codemap *m);
 
-/* Interned strings live until intern_free(). */
+/* Interned strings live as long as the process. */
 const char *intern(const char *s);
 const char *internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void intern_free(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include "target.h"
 #include "uftrace.h"
 #include "util.h"
+#include "warmup.h"
 
 static struct env {
 	pid_t pid;
@@ -92,7 +94,7 @@ static const struct argp_option opts[] = {
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer MiB, a power of 2 (default 16; 64 with --uftrace)", 0},
+	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
@@ -164,6 +166,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 static volatile sig_atomic_t exiting;
+/* The uprobe warmup_start() opened; it goes with the links. */
+static int warmup_fd = -1;
 
 static void sig_handler(int sig)
 {
@@ -180,30 +184,40 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va
 	return vfprintf(stderr, format, args);
 }
 
-static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
+/* Load, and so verify, only the programs this run attaches. */
+static void choose_programs(struct qemu_jitbpf_bpf *skel)
 {
 	bool code = env.perfmap || env.jitdump;
+
+	bpf_program__set_autoload(skel->progs.tcg_prologue, code);
+	bpf_program__set_autoload(skel->progs.tb_flush, code);
+	bpf_program__set_autoload(skel->progs.tb_gen_code_batch, code);
+	bpf_program__set_autoload(skel->progs.jitdump_marker, env.jitdump);
+	bpf_program__set_autoload(skel->progs.jit_calls, env.uftrace);
+}
+
+static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
+{
 	struct {
 		struct bpf_program *prog;
 		struct bpf_link **link;
-		bool wanted;
 	} probes[] = {
 		/* Each program is named after its probe.  jit_attach comes last:
 		 * attaching it starts QEMU's handshake. */
-		{skel->progs.linux_user_elf_image, &skel->links.linux_user_elf_image, true},
-		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base, true},
-		{skel->progs.tcg_prologue, &skel->links.tcg_prologue, code},
-		{skel->progs.tb_flush, &skel->links.tb_flush, code},
-		{skel->progs.tb_gen_code_batch, &skel->links.tb_gen_code_batch, code},
-		{skel->progs.jitdump_marker, &skel->links.jitdump_marker, env.jitdump},
-		{skel->progs.jit_calls, &skel->links.jit_calls, env.uftrace},
-		{skel->progs.jit_attach, &skel->links.jit_attach, true},
+		{skel->progs.linux_user_elf_image, &skel->links.linux_user_elf_image},
+		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base},
+		{skel->progs.tcg_prologue, &skel->links.tcg_prologue},
+		{skel->progs.tb_flush, &skel->links.tb_flush},
+		{skel->progs.tb_gen_code_batch, &skel->links.tb_gen_code_batch},
+		{skel->progs.jitdump_marker, &skel->links.jitdump_marker},
+		{skel->progs.jit_calls, &skel->links.jit_calls},
+		{skel->progs.jit_attach, &skel->links.jit_attach},
 	};
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
 		const char *name = bpf_program__name(probes[i].prog);
 
-		if (!probes[i].wanted)
+		if (!bpf_program__autoload(probes[i].prog))
 			continue;
 		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, t->pid, t->exe, "qemu",
 							   name, NULL);
@@ -230,6 +244,9 @@ static void detach_all(struct qemu_jitbpf_bpf *skel)
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
+	if (warmup_fd >= 0)
+		close(warmup_fd);
+	warmup_fd = -1;
 }
 
 /* Call events lost at the end, after the last record of their thread. */
@@ -325,6 +342,7 @@ int main(int argc, char **argv)
 	struct target target;
 	struct session s;
 	struct uftrace *uft = NULL;
+	struct warmup *warm = NULL;
 	long long uft_records = -1;
 	char *cmdline = NULL;
 	bool session_started = false, tty = isatty(STDERR_FILENO);
@@ -370,6 +388,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	warm = warmup_start(target.exe, target.pid);
 	cmdline = target_cmdline(&target);
 	session_init(&s, &target, env.perfmap_insn, env.jitdump, uft);
 	session_started = true;
@@ -386,7 +405,9 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!env.ringbuf_mb)
-		env.ringbuf_mb = env.uftrace ? 64 : 16;
+		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
+		env.ringbuf_mb = env.uftrace ? 64 : 8;
+	choose_programs(skel);
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
@@ -401,6 +422,8 @@ int main(int argc, char **argv)
 		pr_err("cannot create the ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
+	warmup_fd = warmup_finish(warm);
+	warm = NULL;
 	err = attach_probes(skel, &target);
 	if (err)
 		goto cleanup;
@@ -414,10 +437,9 @@ int main(int argc, char **argv)
 		pr_dbg("attached to %s (pid %d)", target.exe, target.pid);
 	while (!exiting) {
 		/* The BPF side never wakes us (BPF_RB_NO_WAKEUP): wait 10 ms,
-		 * then drain whatever is there. */
-		err = ring_buffer__poll(rb, 10);
-		if (err >= 0)
-			err = ring_buffer__consume(rb);
+		 * or until QEMU exits, then drain whatever is there. */
+		target_wait(&target, 10);
+		err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading the ring buffer: %s", strerror(-err));
 			goto cleanup;
@@ -498,6 +520,10 @@ int main(int argc, char **argv)
 		detach_in_background(skel);
 
 cleanup:
+	if (warm)
+		warmup_fd = warmup_finish(warm);
+	if (warmup_fd >= 0)
+		close(warmup_fd);
 	ring_buffer__free(rb);
 	qemu_jitbpf_bpf__destroy(skel);
 	if (session_started) {
@@ -512,8 +538,11 @@ cleanup:
 		kill(target.pid, SIGKILL);
 		target_resume(&target);
 	}
-	elf_files_free();
-	intern_free();
+	target_free(&target);
+	/*
+	 * The ELF/DWARF cache and the interned names stay reachable from
+	 * globals: freeing libdw's line tables takes longer than exiting.
+	 */
 	free(env.guest_elves);
 	free(outdir);
 	free(cmdline);

@@ -29,6 +29,8 @@ struct elf_file {
 	struct elf_file *next;
 };
 
+/* The cache, kept for the life of the process (freeing libdw state at exit
+ * would only slow the exit down). */
 static struct elf_file *files;
 
 struct raw_sym {
@@ -425,20 +427,4 @@ bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *li
 		return false;
 	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
 	return *file && *line > 0;
-}
-
-void elf_files_free(void)
-{
-	while (files) {
-		struct elf_file *e = files;
-
-		files = e->next;
-		if (e->dwfl)
-			dwfl_end(e->dwfl);
-		free(e->syms);
-		free(e->names);
-		free(e->segs);
-		free(e->path);
-		free(e);
-	}
 }

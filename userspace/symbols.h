@@ -49,6 +49,5 @@ size_t elf_file_nsyms(const struct elf_file *e);
 const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
-void elf_files_free(void);
 
 #endif

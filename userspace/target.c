@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -140,15 +141,26 @@ static int inspect(struct target *t)
 	return 0;
 }
 
-int target_attach(struct target *t, pid_t pid)
+static void init(struct target *t, pid_t pid)
 {
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->pidfd = -1;
+}
+
+int target_attach(struct target *t, pid_t pid)
+{
+	int err;
+
+	init(t, pid);
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 		pr_err("process %d is not running", pid);
 		return -ESRCH;
 	}
-	return inspect(t);
+	err = inspect(t);
+	if (!err)
+		t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	return err;
 }
 
 int target_launch(struct target *t, char **argv, const char *jitdump_dir)
@@ -156,7 +168,7 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	int status, err;
 	pid_t pid;
 
-	memset(t, 0, sizeof(*t));
+	init(t, 0);
 	pid = fork();
 	if (pid < 0)
 		return -errno;
@@ -178,6 +190,8 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	}
 	t->stopped = true;
 	err = inspect(t);
+	if (!err)
+		t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (err) {
 		kill(pid, SIGKILL);
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
@@ -212,6 +226,23 @@ bool target_alive(struct target *t)
 		t->exited = true;
 	}
 	return !t->exited;
+}
+
+void target_wait(struct target *t, int timeout_ms)
+{
+	struct pollfd p = {t->pidfd, POLLIN, 0};
+
+	if (t->pidfd >= 0 && !t->exited)
+		poll(&p, 1, timeout_ms);
+	else
+		usleep(timeout_ms * 1000);
+}
+
+void target_free(struct target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
 }
 
 char *target_cmdline(const struct target *t)

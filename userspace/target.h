@@ -13,6 +13,7 @@
 
 struct target {
 	pid_t pid;
+	int pidfd; /* readable once QEMU has exited, or -1 */
 	char exe[4096]; /* the QEMU binary, as /proc/PID/exe resolves */
 	uid_t uid;
 	gid_t gid;
@@ -32,6 +33,9 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir);
 /* Let a launched QEMU run. */
 void target_resume(struct target *t);
 bool target_alive(struct target *t);
+/* Sleep up to TIMEOUT_MS, less if QEMU exits. */
+void target_wait(struct target *t, int timeout_ms);
+void target_free(struct target *t);
 /* QEMU's command line, arguments separated by spaces. */
 char *target_cmdline(const struct target *t);
 /* Has BINARY the qemu:NAME USDT probe? */
