@@ -377,6 +377,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	warm = warmup_start();
 	if (env.cmd)
 		err = target_launch(&target, env.cmd, env.jitdump ? outdir : NULL);
 	else
@@ -384,11 +385,13 @@ int main(int argc, char **argv)
 	if (err) {
 		if (env.cmd && err == -ECHILD)
 			pr_err("%s did not start", env.cmd[0]);
+		err = warmup_finish(warm);
+		if (err >= 0)
+			close(err);
 		free(outdir);
 		return 1;
 	}
 
-	warm = warmup_start(target.exe, target.pid);
 	cmdline = target_cmdline(&target);
 	session_init(&s, &target, env.perfmap_insn, env.jitdump, uft);
 	session_started = true;

@@ -14,8 +14,6 @@
 
 struct warmup {
 	pthread_t thread;
-	char *exe;
-	pid_t pid;
 	int fd;
 };
 
@@ -64,30 +62,33 @@ static void *warm(void *arg)
 {
 	struct warmup *w = arg;
 	struct perf_event_attr attr;
-	long off = entry_offset(w->exe);
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	long off;
 	int type = uprobe_pmu_type();
 
-	if (off < 0 || type < 0)
+	if (n <= 0 || type < 0)
+		return NULL;
+	exe[n] = 0;
+	off = entry_offset(exe);
+	if (off < 0)
 		return NULL;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = type;
-	attr.config1 = (uintptr_t)w->exe; /* path */
+	attr.config1 = (uintptr_t)exe; /* path */
 	attr.config2 = off;
 	attr.disabled = 1;
-	w->fd = syscall(SYS_perf_event_open, &attr, w->pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	w->fd = syscall(SYS_perf_event_open, &attr, getpid(), -1, -1, PERF_FLAG_FD_CLOEXEC);
 	return NULL;
 }
 
-struct warmup *warmup_start(const char *exe, pid_t pid)
+struct warmup *warmup_start(void)
 {
 	struct warmup *w = xcalloc(1, sizeof(*w));
 
-	w->exe = xstrdup(exe);
-	w->pid = pid;
 	w->fd = -1;
 	if (pthread_create(&w->thread, NULL, warm, w)) {
-		free(w->exe);
 		free(w);
 		return NULL;
 	}
@@ -102,7 +103,6 @@ int warmup_finish(struct warmup *w)
 		return -1;
 	pthread_join(w->thread, NULL);
 	fd = w->fd;
-	free(w->exe);
 	free(w);
 	return fd;
 }
