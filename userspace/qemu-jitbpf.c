@@ -536,8 +536,8 @@ cleanup:
 			uftrace_close(uft, target.pid, &s.guest, target.exe, cmdline, &s.bytes);
 		session_free(&s);
 	}
-	if (target.stopped) {
-		/* Never leave a QEMU we started stopped and traced. */
+	if (target.held) {
+		/* Never leave a QEMU we started stopped, or waiting for us. */
 		kill(target.pid, SIGKILL);
 		target_resume(&target);
 	}

@@ -173,9 +173,15 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		char self[16];
+
 		if (jitdump_dir)
 			setenv("QEMU_JITDUMP_DIR", jitdump_dir, 1);
-		/* Stop at exec, so that probes are in place before QEMU runs. */
+		/* Ask QEMU to wait for our probes after its initialization
+		 * (exec keeps the pid). */
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		setenv("QEMU_JIT_ATTACH_WAIT", self, 1);
+		/* Stop at exec: QEMU is checked before it runs. */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "qemu-jitbpf: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -189,15 +195,26 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 		return -ECHILD;
 	}
 	t->stopped = true;
+	t->held = true;
 	err = inspect(t);
-	if (!err)
+	if (!err) {
 		t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+		/*
+		 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
+		 * initialize while we load and attach.
+		 */
+		if (elf_has_usdt(t->exe, "qemu", "jit_attach_wait")) {
+			ptrace(PTRACE_DETACH, pid, NULL, NULL);
+			t->stopped = false;
+		}
+	}
 	if (err) {
 		kill(pid, SIGKILL);
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		t->exited = true;
 		t->stopped = false;
+		t->held = false;
 	}
 	return err;
 }
@@ -207,6 +224,7 @@ void target_resume(struct target *t)
 	if (t->stopped && !t->exited)
 		ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
 	t->stopped = false;
+	t->held = false;
 }
 
 bool target_alive(struct target *t)

@@ -19,7 +19,8 @@ struct target {
 	gid_t gid;
 	uint16_t host_machine; /* e_machine of the QEMU binary */
 	bool launched;
-	bool stopped; /* launched, held at exec until target_resume() */
+	bool stopped; /* launched, stopped at exec until target_resume() */
+	bool held;    /* launched, kept from running guest code until then */
 	bool exited;
 	int status;   /* wait status of a launched QEMU once exited */
 	double cpu_s; /* CPU time of a launched QEMU once exited, user + system */
@@ -30,7 +31,7 @@ int check_privileges(void);
 int target_attach(struct target *t, pid_t pid);
 /* Start ARGV stopped after exec; ENV_JITDUMP_DIR, when set, for QEMU. */
 int target_launch(struct target *t, char **argv, const char *jitdump_dir);
-/* Let a launched QEMU run. */
+/* Let a launched QEMU run guest code (once the probes are attached). */
 void target_resume(struct target *t);
 bool target_alive(struct target *t);
 /* Sleep up to TIMEOUT_MS, less if QEMU exits. */
