@@ -40,6 +40,7 @@ teardown() {
 
 @test "error: not a QEMU" {
 	start_bg sleep 30
+	sleep 0.2 # until the shell has exec'd sleep
 	run "$QEMU_JITBPF" -p "$BG_PID"
 	assert_failure
 	assert_output --regexp "^qemu-jitbpf: process $BG_PID \(sleep, .*/sleep\) is not a QEMU$"
@@ -77,6 +78,7 @@ teardown() {
 
 @test "error: --guest-elf with a bad file or bias" {
 	start_bg "$Q" "$(guest x86_64 spin)" 2000000
+	sleep 0.5 # until the shell has exec'd QEMU
 	run "$QEMU_JITBPF" -p "$BG_PID" --guest-elf "$D/none.elf"
 	assert_failure
 	assert_output "qemu-jitbpf: --guest-elf $D/none.elf: not a readable ELF file"

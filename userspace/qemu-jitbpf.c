@@ -506,6 +506,10 @@ int main(int argc, char **argv)
 		}
 	}
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (s.tbs_early)
+		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
+		       "again what still runs)",
+		       s.tbs_early);
 	lost = lost_events(skel) + s.tbs_incomplete;
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64

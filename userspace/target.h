@@ -13,7 +13,7 @@
 
 struct target {
 	pid_t pid;
-	int pidfd; /* readable once QEMU has exited, or -1 */
+	int pidfd;	/* readable once QEMU has exited, or -1 */
 	char exe[4096]; /* the QEMU binary, as /proc/PID/exe resolves */
 	uid_t uid;
 	gid_t gid;
