@@ -86,6 +86,11 @@ for m in "${modes[@]}"; do
 	v=$(median_of "${wall[$m]}")
 	printf '%-14s %8.3f s  ratio to plain %.3f\n' "$m" "$v" "$(echo "$v / $plain" | bc -l)"
 done
+# Machine speed drifts over minutes: the ratio within each round (tool and
+# plain run next to each other) is steadier than the ratio of medians.
+paired=$(paste <(tr ' ' '\n' <<<"${wall[tool]}" | grep .) <(tr ' ' '\n' <<<"${wall[plain]}" | grep .) |
+	awk '{ print $1 / $2 }' | median)
+printf 'tool / plain within each round: median %.3f\n' "$paired"
 pc=$(median_of "${cpu[plain]}")
 tc=$(median_of "${cpu[tool]}")
 printf 'QEMU CPU time: plain %.3f s, under qemu-jitbpf %.3f s, ratio %.3f\n' "$pc" "$tc" \
