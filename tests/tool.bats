@@ -156,3 +156,19 @@ teardown() {
 	assert_success
 	assert_output --regexp '/\* LOST [0-9]+ records!! \*/'
 }
+
+@test "valgrind: no memory error and no leak in launched runs (perf map, jitdump, uftrace)" {
+	vg() {
+		valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+			--leak-check=full --errors-for-leak-kinds=definite,possible "$@"
+	}
+	run vg "$QEMU_JITBPF" --perfmap --jitdump -o "$D" -- "$Q" "$(guest x86_64 hot)" 2000
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	assert_line --regexp '^hot 2000 '
+	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+	run vg "$QEMU_JITBPF" --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)"
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	assert_line --regexp '^qemu-jitbpf: uftrace: .* \([1-9][0-9]* records\)$'
+}
