@@ -172,3 +172,14 @@ teardown() {
 	assert_success
 	assert_line --regexp '^qemu-jitbpf: uftrace: .* \([1-9][0-9]* records\)$'
 }
+
+@test "a run shorter than the tool's 10 ms drain still gets its jitdump" {
+	# QEMU has exited, its mappings gone, when the tool reads the marker.
+	run "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" "$(guest x86_64 hot)" 1
+	assert_success
+	assert_line --regexp "^qemu-jitbpf: jitdump: $D/jit-[0-9]+\.dump$"
+	f=$(sed -nE 's/^qemu-jitbpf: jitdump: //p' <<<"$output")
+	# Header, then CODE_LOAD records (id 0) with code bytes.
+	[ "$(stat -c %s "$f")" -gt 4096 ] || fail "$(stat -c %s "$f") bytes"
+	[ "$(head -c 4 "$f" | od -An -tx4 | tr -d ' ')" = 4a695444 ]
+}

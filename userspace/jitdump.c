@@ -18,6 +18,7 @@
 
 struct jitdump {
 	pid_t pid;
+	uid_t uid; /* QEMU's */
 	uint32_t elf_mach;
 	uint64_t code_index; /* unique over the whole run */
 	/* Records, in memory until the marker is known, then the file. */
@@ -30,11 +31,12 @@ struct jitdump {
 	int err;
 };
 
-struct jitdump *jitdump_new(pid_t pid, uint32_t elf_mach)
+struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach)
 {
 	struct jitdump *j = xcalloc(1, sizeof(*j));
 
 	j->pid = pid;
+	j->uid = uid;
 	j->elf_mach = elf_mach;
 	j->memf = open_memstream(&j->mem, &j->memlen);
 	if (!j->memf) {
@@ -56,21 +58,26 @@ static void put(struct jitdump *j, const void *p, size_t n)
 	j->written += n;
 }
 
-/* Device and inode of the file QEMU mapped at ADDR, from /proc/PID/maps. */
+/*
+ * Device and inode of the file QEMU mapped at ADDR, from /proc/PID/maps;
+ * -ESRCH when QEMU has no mappings any more (it has exited).
+ */
 static int mapped_file(pid_t pid, uint64_t addr, const char *path, dev_t *dev, ino_t *ino)
 {
 	char *maps = xasprintf("/proc/%d/maps", pid), *line = NULL;
 	size_t cap = 0;
-	int err = -ENOENT;
+	int err = -ESRCH;
 	FILE *f = fopen(maps, "re");
 
 	free(maps);
 	if (!f)
-		return -errno;
+		return -ESRCH;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned long long start, inode;
 		unsigned int maj, min;
 		int n = 0;
+
+		err = -ENOENT; /* QEMU has mappings */
 
 		if (sscanf(line, "%llx-%*x %*s %*x %x:%x %llu %n", &start, &maj, &min, &inode, &n) <
 			    4 ||
@@ -103,13 +110,20 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 	if (j->f)
 		return 0; /* a later handshake reports the same marker */
 	err = mapped_file(j->pid, addr, path, &dev, &ino);
-	if (err) {
+	if (err && err != -ESRCH) {
 		pr_err("jitdump marker %s is not mapped by QEMU (pid %d)", path, j->pid);
 		return err;
 	}
-	/* Write the very file QEMU mapped, never a link planted in its place. */
+	/*
+	 * Write the very file QEMU mapped, never a link planted in its place.
+	 * A QEMU that has exited (a short run) shows no mapping: then the file
+	 * must be what QEMU created, an empty regular file of QEMU's user with
+	 * no other name.
+	 */
 	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || st.st_dev != dev || st.st_ino != ino) {
+	if (fd < 0 || fstat(fd, &st) ||
+	    (err ? !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != j->uid || st.st_size
+		 : st.st_dev != dev || st.st_ino != ino)) {
 		pr_err("jitdump marker %s was replaced; not writing it", path);
 		if (fd >= 0)
 			close(fd);

@@ -20,7 +20,7 @@ struct jd_line {
 
 struct jitdump;
 
-struct jitdump *jitdump_new(pid_t pid, uint32_t elf_mach);
+struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach);
 /* Open the marker QEMU mapped at ADDR; checks it is the mapped file. */
 int jitdump_open(struct jitdump *j, const char *path, uint64_t addr);
 bool jitdump_is_open(const struct jitdump *j);

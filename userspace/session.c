@@ -47,7 +47,7 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool j
 	s->page_bits = 12;
 	guest_init(&s->guest, t ? t->pid : 0);
 	if (jitdump)
-		s->jd = jitdump_new(t->pid, t->host_machine);
+		s->jd = jitdump_new(t->pid, t->uid, t->host_machine);
 	s->uft = uft;
 }
 
