@@ -20,11 +20,6 @@ ROUNDS=${ROUNDS:-7}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 TOOL=$TOP/build/bin/qemu-jitbpf
-W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
-# Python randomizes string hashing per run, and with it how much code W1
-# translates (50-60 k TBs): fix the seed so that every mode does the same
-# guest work.  BENCH_HASHSEED=random restores Python's default.
-export PYTHONHASHSEED=${BENCH_HASHSEED:-0}
 
 need "make qemu qemu-ref tool" "$REF" "$PAT" "$TOOL"
 need_rounds

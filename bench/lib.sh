@@ -1,5 +1,13 @@
 # Helpers shared by the benchmarks; source it.
 
+# W1 (shared/reference/qemu-build.md): python3 importing a few modules,
+# translation-heavy.  Python randomizes string hashing per run, and with it
+# how much code W1 translates (50-60 k TBs): the seed is fixed so that every
+# run does the same guest work.  BENCH_HASHSEED=random restores Python's
+# default.
+W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
+export PYTHONHASHSEED=${BENCH_HASHSEED:-0}
+
 # Exit unless every named file exists.
 need() { # HINT FILE...
 	local hint=$1 f

@@ -20,10 +20,6 @@ RUNS_W2=${RUNS_W2:-10}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 FIB=$TOP/build/guests/x86_64/fib
-W1='import json,decimal,email.parser,http.client; print(sum(range(10**6)))'
-# Fixed string hashing, so that W1 does the same work in every run
-# (bench/attached.sh explains; BENCH_HASHSEED=random for Python's default).
-export PYTHONHASHSEED=${BENCH_HASHSEED:-0}
 
 need "make qemu qemu-ref guests" "$REF" "$PAT" "$FIB"
 need_rounds
