@@ -385,11 +385,7 @@ int main(int argc, char **argv)
 	if (err) {
 		if (env.cmd && err == -ECHILD)
 			pr_err("%s did not start", env.cmd[0]);
-		err = warmup_finish(warm);
-		if (err >= 0)
-			close(err);
-		free(outdir);
-		return 1;
+		goto cleanup;
 	}
 
 	cmdline = target_cmdline(&target);

@@ -138,6 +138,7 @@ static int inspect(struct target *t)
 		return -ENOTSUP;
 	}
 	t->host_machine = elf_machine(t->exe);
+	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
 	return 0;
 }
 
@@ -150,17 +151,12 @@ static void init(struct target *t, pid_t pid)
 
 int target_attach(struct target *t, pid_t pid)
 {
-	int err;
-
 	init(t, pid);
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 		pr_err("process %d is not running", pid);
 		return -ESRCH;
 	}
-	err = inspect(t);
-	if (!err)
-		t->pidfd = syscall(SYS_pidfd_open, pid, 0);
-	return err;
+	return inspect(t);
 }
 
 int target_launch(struct target *t, char **argv, const char *jitdump_dir)
@@ -197,16 +193,13 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	t->stopped = true;
 	t->held = true;
 	err = inspect(t);
-	if (!err) {
-		t->pidfd = syscall(SYS_pidfd_open, pid, 0);
-		/*
-		 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
-		 * initialize while we load and attach.
-		 */
-		if (elf_has_usdt(t->exe, "qemu", "jit_attach_wait")) {
-			ptrace(PTRACE_DETACH, pid, NULL, NULL);
-			t->stopped = false;
-		}
+	/*
+	 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
+	 * initialize while we load and attach.
+	 */
+	if (!err && elf_has_usdt(t->exe, "qemu", "jit_attach_wait")) {
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		t->stopped = false;
 	}
 	if (err) {
 		kill(pid, SIGKILL);
