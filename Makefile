@@ -130,7 +130,11 @@ bench: tool guests qemu qemu-ref
 	@bench/attached.sh
 	@bench/uftrace.sh
 
-demo: tool guests qemu
+# A newcomer's first command: packages, QEMU, tool and guest, then the demo.
+demo:
+	@[ "$$(id -u)" = 0 ] || { echo "demo: needs root for BPF and perf (sudo make demo)" >&2; exit 1; }
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory qemu tool $(BUILD)/guests/x86_64/hot
 	@tools/demo.sh
 
 install: $(TOOL)
