@@ -3,6 +3,8 @@
 
 load helpers
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	[ -x "$QEMU_JITBPF" ] || fail "make tool first"
 	Q=$(qemu_bin 10.2.2 x86_64)
@@ -182,4 +184,67 @@ teardown() {
 	# Header, then CODE_LOAD records (id 0) with code bytes.
 	[ "$(stat -c %s "$f")" -gt 4096 ] || fail "$(stat -c %s "$f") bytes"
 	[ "$(head -c 4 "$f" | od -An -tx4 | tr -d ' ')" = 4a695444 ]
+}
+
+@test "a launched QEMU's exit status is the tool's, its files written all the same" {
+	bb=/bin/busybox
+	for v in 10.2.2 7.2; do
+		q=$(qemu_bin "$v" x86_64)
+		run "$QEMU_JITBPF" --perfmap --uftrace="$D/u-$v" -- "$q" "$bb" sh -c 'echo guest; exit 3'
+		[ "$status" -eq 3 ] || fail "$v: exit $status, not 3: $output"
+		assert_line guest
+		assert_line --regexp '^qemu-jitbpf: uftrace: .* \([1-9][0-9]* records\)$'
+		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		[ -s "$map" ] || fail "$v: no perf map"
+		rm -f "$map"
+		run uftrace replay -d "$D/u-$v"
+		assert_success
+		# The guest ran 0 still gives 0.
+		run "$QEMU_JITBPF" -- "$q" "$bb" true
+		assert_success
+		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+	done
+}
+
+@test "a launched QEMU killed by a signal gives 128 + the signal" {
+	# The guest kills itself: QEMU dies of the same signal.
+	run "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" /bin/busybox sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ] || fail "exit $status, not 143: $output"
+	assert_line --regexp "^qemu-jitbpf: jitdump: $D/jit-[0-9]+\.dump$"
+	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+	# Killed from outside, while the tool traces it.
+	start_bg "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" "$(guest x86_64 spin)" 2000000
+	for _ in $(seq 100); do
+		qemu=$(pgrep -P "$BG_PID" -f "guests/x86_64/spin" || true)
+		[ -z "$qemu" ] || break
+		sleep 0.1
+	done
+	[ -n "$qemu" ] || fail "QEMU did not start"
+	wait_for_file "$D/jit-$qemu.dump" # attached
+	kill -KILL "$qemu"
+	wait_bg 30
+	[ "$BG_STATUS" -eq 137 ] || fail "exit $BG_STATUS, not 137: $(cat "$BATS_TEST_TMPDIR/bg.err")"
+	grep -q "^qemu-jitbpf: jitdump: $D/jit-$qemu.dump$" "$BATS_TEST_TMPDIR/bg.err"
+	rm -f "/tmp/perf-$qemu.map"
+}
+
+@test "a launched QEMU killed while the tool starts: its status, not an attach error" {
+	# QEMU waits for the tool's probes (QEMU_JIT_ATTACH_WAIT) while the
+	# tool loads; killed then, the tool cannot attach.
+	start_bg "$QEMU_JITBPF" -- "$Q" "$(guest x86_64 spin)" 2000000
+	for _ in $(seq 200); do
+		qemu=$(pgrep -P "$BG_PID" -f "guests/x86_64/spin" || true)
+		[ -z "$qemu" ] || break
+		sleep 0.01
+	done
+	[ -n "$qemu" ] || fail "QEMU did not start"
+	kill -KILL "$qemu"
+	wait_bg 30
+	[ "$BG_STATUS" -eq 137 ] || fail "exit $BG_STATUS, not 137: $(cat "$BATS_TEST_TMPDIR/bg.err")"
+	rm -f "/tmp/perf-$qemu.map"
+}
+
+@test "a command that cannot be run gives 127" {
+	run -127 "$QEMU_JITBPF" -- "$D/no-such-qemu" x
+	assert_line "qemu-jitbpf: cannot run $D/no-such-qemu: No such file or directory"
 }

@@ -329,6 +329,22 @@ static int check_outdir(const char *dir)
 	return 0;
 }
 
+/*
+ * A launched QEMU that failed makes us fail the same way, so that
+ * `qemu-jitbpf -- qemu-x86_64 ./tests` in a script fails with the tests;
+ * otherwise 1 on our own error.
+ */
+static int exit_code(struct target *t, int err)
+{
+	int code;
+
+	target_alive(t); /* collect a launched QEMU that exited meanwhile */
+	code = target_exit_code(t);
+	if (code > 0)
+		return code;
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -536,11 +552,9 @@ cleanup:
 			uftrace_close(uft, target.pid, &s.guest, target.exe, cmdline, &s.bytes);
 		session_free(&s);
 	}
-	if (target.held) {
+	if (target.held)
 		/* Never leave a QEMU we started stopped, or waiting for us. */
-		kill(target.pid, SIGKILL);
-		target_resume(&target);
-	}
+		target_kill(&target);
 	target_free(&target);
 	/*
 	 * The ELF/DWARF cache and the interned names stay reachable from
@@ -549,5 +563,5 @@ cleanup:
 	free(env.guest_elves);
 	free(outdir);
 	free(cmdline);
-	return err ? 1 : 0;
+	return exit_code(&target, err);
 }

@@ -186,7 +186,7 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	t->pid = pid;
 	t->launched = true;
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-		t->exited = true;
+		t->exited = t->reaped = true;
 		t->status = status;
 		return -ECHILD;
 	}
@@ -220,6 +220,15 @@ void target_resume(struct target *t)
 	t->held = false;
 }
 
+void target_kill(struct target *t)
+{
+	if (!target_alive(t))
+		return; /* it ended on its own: its status stands */
+	kill(t->pid, SIGKILL);
+	target_resume(t);
+	t->exited = true; /* by us: its wait status is not a result */
+}
+
 bool target_alive(struct target *t)
 {
 	if (t->exited)
@@ -229,7 +238,7 @@ bool target_alive(struct target *t)
 
 		if (wait4(t->pid, &t->status, WNOHANG, &ru) == t->pid &&
 		    (WIFEXITED(t->status) || WIFSIGNALED(t->status))) {
-			t->exited = true;
+			t->exited = t->reaped = true;
 			t->cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 				   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 		}
@@ -247,6 +256,17 @@ void target_wait(struct target *t, int timeout_ms)
 		poll(&p, 1, timeout_ms);
 	else
 		usleep(timeout_ms * 1000);
+}
+
+int target_exit_code(const struct target *t)
+{
+	if (!t->launched || !t->reaped)
+		return -1;
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return -1;
 }
 
 void target_free(struct target *t)

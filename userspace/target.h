@@ -22,7 +22,8 @@ struct target {
 	bool stopped; /* launched, stopped at exec until target_resume() */
 	bool held;    /* launched, kept from running guest code until then */
 	bool exited;
-	int status;   /* wait status of a launched QEMU once exited */
+	bool reaped;  /* launched, and its own exit (not ours) gave status */
+	int status;   /* wait status of a launched QEMU once reaped */
 	double cpu_s; /* CPU time of a launched QEMU once exited, user + system */
 };
 
@@ -33,9 +34,17 @@ int target_attach(struct target *t, pid_t pid);
 int target_launch(struct target *t, char **argv, const char *jitdump_dir);
 /* Let a launched QEMU run guest code (once the probes are attached). */
 void target_resume(struct target *t);
+/* Kill a launched QEMU we cannot trace (its status is then not ours). */
+void target_kill(struct target *t);
 bool target_alive(struct target *t);
 /* Sleep up to TIMEOUT_MS, less if QEMU exits. */
 void target_wait(struct target *t, int timeout_ms);
+/*
+ * What a launched QEMU's exit means for ours, as with strace or time: its
+ * exit status, or 128 + the signal that killed it; -1 if it has not ended
+ * on its own (attached, still running, or killed by us).
+ */
+int target_exit_code(const struct target *t);
 void target_free(struct target *t);
 /* QEMU's command line, arguments separated by spaces. */
 char *target_cmdline(const struct target *t);
