@@ -1,10 +1,32 @@
 #!/bin/bash
-# Run the bats suite as root (the probes need BPF), TAP output, so that
-# the last lines say how many tests passed.
-set -eu
+# Run the bats suite as root (the probes need BPF), TAP output, and end
+# with one line a person or CI can read the result from:
+#   N passed, N failed[, N skipped]
+# The same line goes to $TEST_SUMMARY when set (.ci/run repeats it last).
+set -u
 if [ "$(id -u)" != 0 ]; then
 	echo "tests need root for BPF: sudo make test" >&2
 	exit 1
 fi
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
-exec bats --tap "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+bats --tap "$@" | tee "$log"
+status=${PIPESTATUS[0]}
+
+planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | head -n 1)
+skipped=$(grep -cE '^ok [0-9]+ .*# skip' "$log")
+passed=$(($(grep -cE '^ok [0-9]+' "$log") - skipped))
+failed=$(grep -cE '^not ok [0-9]+' "$log")
+# Tests that never reported (bats stopped early) count as failed.
+missing=$((${planned:-0} - passed - failed - skipped))
+if [ "$missing" -gt 0 ]; then
+	echo "# $missing planned tests did not run" >&2
+	failed=$((failed + missing))
+fi
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || [ "$status" != 0 ] || status=1
+line="$passed passed, $failed failed"
+[ "$skipped" = 0 ] || line="$line, $skipped skipped"
+[ -z "${TEST_SUMMARY:-}" ] || echo "$line" >"$TEST_SUMMARY"
+echo "$line"
+exit "$status"
