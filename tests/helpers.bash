@@ -60,8 +60,8 @@ wait_bg() { # [SECONDS]
 		t=$((t - 1))
 	done
 	kill -0 "$BG_PID" 2>/dev/null && fail "background process did not finish"
-	wait "$BG_PID"
-	BG_STATUS=$?
+	BG_STATUS=0
+	wait "$BG_PID" || BG_STATUS=$?
 	BG_PID=
 }
 
@@ -132,4 +132,48 @@ uftrace_tree() { # DIR FUNCTION
 uftrace_lost() { # DIR
 	uftrace dump -d "$1" 2>/dev/null |
 		perl -ne '$n += hex($1) if /\[lost \] <([0-9a-f]+)>/; END { print $n + 0, "\n" }'
+}
+
+ONELINERS=$TOP/docs/one-liners.md
+
+# The one bpftrace one-liner of docs/one-liners.md that names MAP (each
+# one-liner has a map or text of its own), without its "# " prompt.
+oneliner() { # MAP
+	local l
+	l=$(grep -E '^    # bpftrace ' "$ONELINERS" | grep -F -- "$1" || true)
+	[ -n "$l" ] && [ "$(wc -l <<<"$l")" = 1 ] ||
+		fail "not exactly one one-liner with '$1' in docs/one-liners.md"
+	echo "${l#    # }"
+}
+
+# Run a one-liner of docs/one-liners.md as that document says, with `run`:
+#   -p PID SECONDS       on a running QEMU, stopped with SIGINT after SECONDS
+#   -c 'CMD' QEMU        from QEMU's start: -p $PID becomes -c CMD and QEMU's
+#                        path goes between the first colons of each probe
+#   -a QEMU SECONDS      as written (every process), with QEMU for the path
+run_oneliner() { # MAP MODE ...
+	local cmd
+	cmd=$(oneliner "$1")
+	case $2 in
+	-p) cmd=${cmd//\$PID/$3} secs=$4 ;;
+	-c)
+		cmd=${cmd/-p \$PID/-c \'$3\'}
+		cmd=${cmd//usdt::qemu:/usdt:$4:qemu:}
+		secs=60
+		;;
+	-a) cmd=${cmd//build\/qemu-10.2.2\/bin\/qemu-x86_64/$3} secs=$4 ;;
+	esac
+	# bpftrace 0.17 detaches uprobes through tracefs.
+	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+	echo "# $cmd" >&3
+	run _oneliner_exec "$secs" "$cmd"
+	echo "$output" | sed 's/^/#   /' >&3
+}
+
+# Ctrl-C after SECONDS is how a one-liner ends: that is success.
+_oneliner_exec() { # SECONDS CMD
+	local st=0
+	timeout -s INT "$1" bash -c "$2" 2> >(grep -v RLIMIT_MEMLOCK >&2) || st=$?
+	[ "$st" = 124 ] && st=0
+	return "$st"
 }
