@@ -54,6 +54,8 @@ for _ in $(seq 100); do
 done
 if [ ! -e "jit-$qemu.dump" ]; then
 	cat tool.err >&2
+	kill -0 "$tool" 2>/dev/null || { st=0; wait "$tool" || st=$?; tool=
+		die "qemu-jitbpf exited with status $st before it attached"; }
 	die "qemu-jitbpf did not attach within 10 s"
 fi
 
