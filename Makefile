@@ -64,7 +64,7 @@ help:
 	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir)"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
-	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it"
+	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it and tools/"
 	@echo "make test        run the bats suite on what is built"
 
 deps:
@@ -137,12 +137,23 @@ demo:
 	@$(MAKE) --no-print-directory qemu tool $(BUILD)/guests/x86_64/hot
 	@tools/demo.sh
 
+# Every tool: qemu-jitbpf and its man page; the bpftrace front ends live in
+# share/qemu-jitbpf/tools (with the library and .bt programs they read)
+# and are linked into bin.
+BPFTRACE_TOOLS := qemu-jit-events qemu-tbstat
+TOOLS_DIR := $(PREFIX)/share/qemu-jitbpf/tools
+
 install: $(TOOL)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools \
-		$(DESTDIR)$(PREFIX)/share/man/man8
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(TOOLS_DIR) \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/qemu-jitbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 0755 tools/qemu-jit-events $(DESTDIR)$(PREFIX)/share/qemu-jitbpf/tools/
+	install -m 0644 docs/one-liners.md docs/probes.md $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/
+	install -m 0644 tools/qemu-jit-lib.sh tools/*.bt $(DESTDIR)$(TOOLS_DIR)/
+	for t in $(BPFTRACE_TOOLS); do \
+		install -m 0755 tools/$$t $(DESTDIR)$(TOOLS_DIR)/ && \
+		ln -sf ../share/qemu-jitbpf/tools/$$t $(DESTDIR)$(PREFIX)/bin/$$t || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)/guests $(BUILD)/tests $(BUILD)/work $(BUILD)/tool $(BUILD)/bin
