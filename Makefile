@@ -18,15 +18,21 @@ BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CFLAGS ?= -g -O2
-TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOOL_OBJ) -Ibpf -Iuserspace
+# A private static libbpf 1.7 (scripts/libbpf-build.sh): its USDT attach
+# uses multi-uprobe links.  Its headers, and the UAPI headers it comes with,
+# are system headers to us.
+LIBBPF := $(BUILD)/libbpf
+LIBBPF_A := $(LIBBPF)/lib/libbpf.a
+TOOL_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -D_GNU_SOURCE -isystem $(LIBBPF)/include \
+	-I$(TOOL_OBJ) -Ibpf -Iuserspace
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werror \
-	-Wno-unused-parameter
+	-Wno-unused-parameter -isystem $(LIBBPF)/include
 # BPF_USDT() declares a ctx parameter that programs need not use.
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS))
-TOOL_LIBS := -lbpf -lelf -ldw -lz -lpthread
+TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread
 
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
@@ -41,7 +47,10 @@ all: tool guests
 
 tool: $(TOOL)
 
-$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h
+$(LIBBPF_A): scripts/libbpf-build.sh
+	@scripts/libbpf-build.sh
+
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 	llvm-strip -g $@
@@ -53,9 +62,9 @@ $(TOOL_OBJ)/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/qemu-jitbpf.h \
 		$(TOOL_OBJ)/qemu-jitbpf.skel.h
 	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
-$(TOOL): $(TOOL_OBJS)
+$(TOOL): $(TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) $(TOOL_LIBS)
 
 help:
 	@echo "make demo        attach late to a running guest; perf names its functions"

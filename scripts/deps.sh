@@ -7,7 +7,7 @@ PKGS="
   make gcc libc6-dev pkg-config git xz-utils dpkg-dev gpgv debian-archive-keyring
   ninja-build meson python3 python3-venv libglib2.0-dev flex bison
   systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev
-  clang llvm libbpf-dev bpftool
+  clang llvm bpftool
   linux-perf uftrace bpftrace
   bats bats-assert bats-support bats-file
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static

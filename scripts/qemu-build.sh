@@ -13,10 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VERSION=${1:?usage: qemu-build.sh VERSION [patched|ref]}
 FLAVOR=${2:-patched}
-CACHE=${QEMU_JITBPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qemu-jitbpf}
-MIRROR=${DEBIAN_MIRROR:-$(awk '/^URIs:/ {print $2; exit}' \
-	/etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+. "$ROOT/scripts/apt-private.sh"
 # Bump when the recipe below changes in a way that changes the binaries.
 RECIPE=3
 
@@ -56,20 +53,6 @@ ref) OUT=$ROOT/build/qemu-$VERSION-ref ;;
 *) die "unknown flavour '$FLAVOR' (patched or ref)" ;;
 esac
 PATCHDIR=$ROOT/probes/qemu-$VERSION
-
-# apt against a private configuration: the machine's sources stay untouched.
-apt_private() {
-	local suite=$1; shift
-	local d=$CACHE/apt-$suite
-	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
-	local kr=/usr/share/keyrings/debian-archive-keyring.gpg
-	printf 'deb [signed-by=%s] %s %s main\ndeb-src [signed-by=%s] %s %s main\n' \
-		"$kr" "$MIRROR" "$suite" "$kr" "$MIRROR" "$suite" >"$d/sources.list"
-	apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
-		-o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
-		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
-}
 
 fetch_sources() {
 	local dl=$CACHE/dl
