@@ -160,7 +160,7 @@ int BPF_USDT(tb_flush)
 }
 
 SEC("usdt")
-int BPF_USDT(jit_attach, __u32 n)
+int BPF_USDT(jit_attach, __u32 n, __u32 request, __u64 poll_ns)
 {
 	struct qj_attach *r = reserve(sizeof(*r));
 
@@ -168,6 +168,8 @@ int BPF_USDT(jit_attach, __u32 n)
 		return 0;
 	fill_hdr(&r->hdr, QJ_EV_ATTACH, bpf_ktime_get_ns());
 	r->count = n;
+	r->request = request;
+	r->poll_ns = poll_ns;
 	submit(r);
 	return 0;
 }

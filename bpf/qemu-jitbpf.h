@@ -71,8 +71,9 @@ struct qj_prologue {
 
 struct qj_attach {
 	struct qj_hdr hdr;
-	__u32 count;
-	__u32 pad;
+	__u32 count;   /* handshake number in QEMU */
+	__u32 request; /* value of the request counter it answers */
+	__u64 poll_ns; /* when QEMU saw the request (CLOCK_MONOTONIC) */
 };
 
 struct qj_marker {

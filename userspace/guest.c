@@ -115,47 +115,39 @@ int guest_add_elf_spec(struct guest *g, const char *spec)
 	return 0;
 }
 
+struct maps_pc {
+	struct guest *g;
+	uint64_t host;
+};
+
+/* The file mapping that holds the host address: add its image. */
+static bool image_at(const struct map_entry *m, void *ctx)
+{
+	struct maps_pc *q = ctx;
+	struct guest *g = q->g;
+	const struct load_seg *seg;
+	struct elf_file *e;
+	uint64_t lo, hi, bias;
+
+	if (q->host < m->start || q->host >= m->end)
+		return false;
+	e = m->path[0] == '/' ? elf_file_get(m->path) : NULL;
+	seg = e ? elf_file_seg_at_offset(e, m->offset) : NULL;
+	if (seg) {
+		bias = m->start - g->base - m->offset - seg->vaddr + seg->offset;
+		elf_file_range(e, &lo, &hi);
+		guest_add_image(g, m->path, bias, lo + bias, hi + bias, false);
+	}
+	return true;
+}
+
 /* Look for the file mapping that holds guest address PC in QEMU's maps. */
 static void scan_maps(struct guest *g, uint64_t pc)
 {
-	uint64_t host = pc + g->base;
-	char *line = NULL, *path = NULL;
-	size_t cap = 0;
-	FILE *f;
+	struct maps_pc q = {g, pc + g->base};
 
 	g->maps_scans++;
-	path = xasprintf("/proc/%d/maps", g->pid);
-	f = fopen(path, "re");
-	free(path);
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, off;
-		const struct load_seg *seg;
-		struct elf_file *e;
-		uint64_t lo, hi, bias, gstart;
-		int n = 0;
-		char *file;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &n) < 3 ||
-		    !n || host < start || host >= end)
-			continue;
-		file = line + n;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/')
-			break;
-		e = elf_file_get(file);
-		seg = e ? elf_file_seg_at_offset(e, off) : NULL;
-		if (!seg)
-			break;
-		gstart = start - g->base;
-		bias = gstart - off - seg->vaddr + seg->offset;
-		elf_file_range(e, &lo, &hi);
-		guest_add_image(g, file, bias, lo + bias, hi + bias, false);
-		break;
-	}
-	free(line);
-	fclose(f);
+	maps_find(g->pid, image_at, &q);
 }
 
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)

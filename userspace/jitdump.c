@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -58,42 +59,43 @@ static void put(struct jitdump *j, const void *p, size_t n)
 	j->written += n;
 }
 
+struct mapped_query {
+	uint64_t addr;
+	const char *path;
+	const struct map_entry *found;
+	dev_t dev;
+	ino_t ino;
+	bool match;
+};
+
+static bool mapping_at(const struct map_entry *m, void *ctx)
+{
+	struct mapped_query *q = ctx;
+
+	if (m->start != q->addr)
+		return false;
+	q->match = !strcmp(m->path, q->path);
+	q->dev = m->dev;
+	q->ino = m->ino;
+	return true;
+}
+
 /*
  * Device and inode of the file QEMU mapped at ADDR, from /proc/PID/maps;
  * -ESRCH when QEMU has no mappings any more (it has exited).
  */
 static int mapped_file(pid_t pid, uint64_t addr, const char *path, dev_t *dev, ino_t *ino)
 {
-	char *maps = xasprintf("/proc/%d/maps", pid), *line = NULL;
-	size_t cap = 0;
-	int err = -ESRCH;
-	FILE *f = fopen(maps, "re");
+	struct mapped_query q = {.addr = addr, .path = path};
+	int err = maps_find(pid, mapping_at, &q);
 
-	free(maps);
-	if (!f)
-		return -ESRCH;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, inode;
-		unsigned int maj, min;
-		int n = 0;
-
-		err = -ENOENT; /* QEMU has mappings */
-
-		if (sscanf(line, "%llx-%*x %*s %*x %x:%x %llu %n", &start, &maj, &min, &inode, &n) <
-			    4 ||
-		    start != addr || !n)
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		if (strcmp(line + n, path))
-			break;
-		*dev = makedev(maj, min);
-		*ino = inode;
-		err = 0;
-		break;
-	}
-	free(line);
-	fclose(f);
-	return err;
+	if (err)
+		return err;
+	if (!q.match)
+		return -ENOENT;
+	*dev = q.dev;
+	*ino = q.ino;
+	return 0;
 }
 
 int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
@@ -128,6 +130,14 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 		if (fd >= 0)
 			close(fd);
 		return -EPERM;
+	}
+	/* A QEMU process has one marker: one tool at a time writes it. */
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		pr_err("jitdump %s is being written by another qemu-jitbpf; "
+		       "a QEMU process has one jitdump",
+		       path);
+		close(fd);
+		return -EBUSY;
 	}
 	if (ftruncate(fd, 0) || !(j->f = fdopen(fd, "w"))) {
 		err = -errno;
@@ -196,6 +206,22 @@ void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr, c
 	put(j, &l, sizeof(l));
 	put(j, name, namelen);
 	put(j, code, size);
+}
+
+void jitdump_discard(struct jitdump *j)
+{
+	if (j->f) {
+		/* Leave the marker as QEMU made it: empty. */
+		fflush(j->f);
+		if (ftruncate(fileno(j->f), 0))
+			pr_warn("cannot empty %s: %s", j->path, strerror(errno));
+		fclose(j->f);
+	} else {
+		fclose(j->memf);
+		free(j->mem);
+	}
+	free(j->path);
+	free(j);
 }
 
 int jitdump_close(struct jitdump *j, uint64_t *bytes)

@@ -29,5 +29,7 @@ void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr, c
 		  uint64_t size, const char *name, const struct jd_line *lines, size_t nlines);
 /* Complete the file; returns 0 or -errno; adds what it wrote to *bytes. */
 int jitdump_close(struct jitdump *j, uint64_t *bytes);
+/* Drop what was written: the marker is left empty, as QEMU made it. */
+void jitdump_discard(struct jitdump *j);
 
 #endif

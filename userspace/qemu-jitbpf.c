@@ -26,6 +26,7 @@
 
 #include "qemu-jitbpf.h"
 #include "qemu-jitbpf.skel.h"
+#include "detach.h"
 #include "perfmap.h"
 #include "session.h"
 #include "symbols.h"
@@ -231,22 +232,35 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 	return 0;
 }
 
-static void detach_all(struct qemu_jitbpf_bpf *skel)
+/*
+ * Drop our links.  First take new fds for them (libbpf keeps the fds of
+ * USDT links to itself) and the warm-up uprobe: libbpf's objects then go
+ * at no cost, and what costs, the kernel's RCU waits, happens in parallel,
+ * here or, once QEMU is gone, in the shared helper (detach.c).
+ */
+static void detach_all(struct qemu_jitbpf_bpf *skel, bool background)
 {
 	struct bpf_link **links = (struct bpf_link **)&skel->links;
+	int progs[16], nprogs = 0, *fds, n;
+	struct bpf_program *p;
 
-	/* Each detach takes a while (below): the busiest probes first. */
-	bpf_link__destroy(skel->links.jit_calls);
-	skel->links.jit_calls = NULL;
-	bpf_link__destroy(skel->links.tb_gen_code_batch);
-	skel->links.tb_gen_code_batch = NULL;
+	bpf_object__for_each_program(p, skel->obj) if (bpf_program__fd(p) >= 0 && nprogs < 16)
+		progs[nprogs++] = bpf_program__fd(p);
+	n = detach_collect(progs, nprogs, &fds);
+	if (warmup_fd >= 0) {
+		fds = xrealloc(fds, (n + 1) * sizeof(*fds));
+		fds[n++] = warmup_fd;
+		warmup_fd = -1;
+	}
 	for (size_t i = 0; i < sizeof(skel->links) / sizeof(*links); i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
-	if (warmup_fd >= 0)
-		close(warmup_fd);
-	warmup_fd = -1;
+	if (background)
+		detach_handoff(fds, n);
+	else
+		detach_close(fds, n);
+	free(fds);
 }
 
 /* Call events lost at the end, after the last record of their thread. */
@@ -262,44 +276,6 @@ static void mark_lost_calls(struct qemu_jitbpf_bpf *skel, struct uftrace *uft)
 		key = next;
 		prev = &key;
 	}
-}
-
-/*
- * The kernel unregisters perf uprobes one at a time, each waiting for an
- * RCU grace period: ~0.1 s per probe site, a second in all, paid by
- * whoever drops the last reference to a link.  Once QEMU is gone nothing
- * depends on it, so a child holds the links until we have exited (EOF on
- * a pipe whose write end only we hold) and drops them then.
- */
-static void detach_in_background(struct qemu_jitbpf_bpf *skel)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC)) {
-		detach_all(skel);
-		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		/* Hold no pipe of whoever waits for us. */
-		int null = open("/dev/null", O_RDWR);
-		char c;
-
-		for (int fd = 0; fd < 3 && null >= 0; fd++)
-			dup2(null, fd);
-		close(p[1]);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		detach_all(skel);
-		_exit(0);
-	}
-	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		detach_all(skel);
-	}
-	/* p[1] stays open until we exit. */
 }
 
 static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
@@ -327,6 +303,25 @@ static int check_outdir(const char *dir)
 		return -EACCES;
 	}
 	return 0;
+}
+
+/*
+ * Has our handshake come, complete?  Ask again while it has not; fail
+ * when it is too late or came without what the files need.
+ */
+static int check_handshake(struct session *s)
+{
+	int err;
+
+	err = handshake_poll(&s->hs, mono_ns());
+	if (err == -ETIMEDOUT)
+		pr_err("QEMU (pid %d) did not answer %u attach requests in %.0f s", s->target->pid,
+		       s->hs.asks, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
+	if (!err && s->hs.answered && !s->hs.checked) {
+		s->hs.checked = true;
+		err = session_check_handshake(s, env.perfmap || env.jitdump);
+	}
+	return err;
 }
 
 /*
@@ -361,7 +356,7 @@ int main(int argc, char **argv)
 	struct warmup *warm = NULL;
 	long long uft_records = -1;
 	char *cmdline = NULL;
-	bool session_started = false, tty = isatty(STDERR_FILENO);
+	bool session_started = false, tty = isatty(STDERR_FILENO), nameless = false;
 	uint64_t start, last_status = 0, lost;
 	char *outdir = NULL, path[PATH_MAX];
 	int err;
@@ -407,6 +402,9 @@ int main(int argc, char **argv)
 	cmdline = target_cmdline(&target);
 	session_init(&s, &target, env.perfmap_insn, env.jitdump, uft);
 	session_started = true;
+	err = handshake_init(&s.hs, &target);
+	if (err)
+		goto cleanup;
 	for (int i = 0; i < env.nguest_elves; i++) {
 		err = guest_add_elf_spec(&s.guest, env.guest_elves[i]);
 		if (err)
@@ -440,6 +438,8 @@ int main(int argc, char **argv)
 	warmup_fd = warmup_finish(warm);
 	warm = NULL;
 	err = attach_probes(skel, &target);
+	if (!err)
+		err = handshake_start(&s.hs);
 	if (err)
 		goto cleanup;
 	target_resume(&target);
@@ -459,7 +459,9 @@ int main(int argc, char **argv)
 			pr_err("reading the ring buffer: %s", strerror(-err));
 			goto cleanup;
 		}
-		err = 0;
+		err = check_handshake(&s);
+		if (err)
+			goto stop;
 		if (env.duration && mono_ns() - start >= env.duration * 1e9)
 			break;
 		if (!target_alive(&target))
@@ -469,6 +471,7 @@ int main(int argc, char **argv)
 			status_line(&s, skel, target.pid);
 		}
 	}
+stop:
 	if (tty && last_status)
 		fputc('\n', stderr);
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
@@ -478,11 +481,28 @@ int main(int argc, char **argv)
 	/* Detach, so that nothing stays enabled in a running QEMU, then
 	 * drain.  A QEMU that exited fires no probe any more. */
 	if (!target.exited) {
-		detach_all(skel);
+		detach_all(skel, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
 	}
 	ring_buffer__consume(rb);
 	pr_dbg("drained after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (!err)
+		err = check_handshake(&s);
+	if (!err && !s.hs.answered) {
+		pr_err("QEMU (pid %d) exited before it answered the attach request", target.pid);
+		err = -ESRCH;
+	}
+	if (err) {
+		/* Nothing would be named: write no file. */
+		env.perfmap = env.jitdump = false;
+		if (s.jd)
+			jitdump_discard(s.jd);
+		s.jd = NULL;
+		if (uft)
+			uftrace_discard(uft);
+		uft = NULL;
+		nameless = true;
+	}
 
 	if (env.perfmap) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", target.pid);
@@ -525,8 +545,9 @@ int main(int argc, char **argv)
 	lost = lost_events(skel) + s.tbs_incomplete;
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
-		" bytes written, %" PRIu64 " events lost\n",
-		s.tbs, s.flushes, s.bytes, lost);
+		" bytes written, %" PRIu64 " events lost%s\n",
+		s.tbs, s.flushes, s.bytes, lost,
+		nameless ? "; no files written: no complete handshake" : "");
 	if (env.perfmap && !err)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", path);
 	if (s.marker_path)
@@ -536,7 +557,7 @@ int main(int argc, char **argv)
 			uft_records);
 
 	if (target.exited)
-		detach_in_background(skel);
+		detach_all(skel, true);
 
 cleanup:
 	if (warm)
@@ -549,7 +570,7 @@ cleanup:
 		if (s.jd)
 			jitdump_close(s.jd, &s.bytes);
 		if (uft)
-			uftrace_close(uft, target.pid, &s.guest, target.exe, cmdline, &s.bytes);
+			uftrace_discard(uft);
 		session_free(&s);
 	}
 	if (target.held)

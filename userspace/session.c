@@ -346,6 +346,10 @@ int session_event(void *ctx, void *data, size_t size)
 		 * generation of code unless new code replaces it. */
 		s->flush_pending = true;
 		break;
+	case QJ_EV_ATTACH:
+		if (size >= sizeof(struct qj_attach))
+			handshake_event(&s->hs, ((const struct qj_attach *)data)->poll_ns);
+		break;
 	case QJ_EV_MARKER:
 		if (size >= sizeof(struct qj_marker))
 			on_marker(s, data);
@@ -372,6 +376,23 @@ int session_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	return 0;
+}
+
+int session_check_handshake(struct session *s, bool need_prologue)
+{
+	const char *missing = NULL;
+
+	if (need_prologue && !s->layout_known)
+		missing = "the prologue";
+	else if (!s->guest.nimgs)
+		missing = "the guest's images";
+	else if (s->want_jitdump && !s->marker_path)
+		missing = "a jitdump marker";
+	if (!missing)
+		return 0;
+	pr_err("QEMU (pid %d) answered without %s; files would be nameless or incomplete",
+	       s->target->pid, missing);
+	return -EPROTO;
 }
 
 void session_free(struct session *s)

@@ -12,6 +12,7 @@
 
 #include "codemap.h"
 #include "guest.h"
+#include "handshake.h"
 #include "jitdump.h"
 #include "target.h"
 #include "uftrace.h"
@@ -23,6 +24,7 @@ struct session {
 	bool perfmap_insn; /* one perf map line per guest instruction */
 	bool want_jitdump;
 	struct guest guest;
+	struct handshake hs;
 	struct codemap code;
 	struct jitdump *jd;
 	struct uftrace *uft;
@@ -50,6 +52,12 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool j
 		  struct uftrace *uft);
 /* ring_buffer_sample_fn */
 int session_event(void *ctx, void *data, size_t size);
+/*
+ * Once our handshake came: did it bring what the files need (the prologue
+ * if NEED_PROLOGUE, guest images, a jitdump marker if one is wanted)?
+ * -errno with what is missing printed.
+ */
+int session_check_handshake(struct session *s, bool need_prologue);
 void session_free(struct session *s);
 
 #endif

@@ -47,25 +47,50 @@ int check_privileges(void)
 struct usdt_query {
 	const char *provider, *name;
 	size_t addr_size;
+	uint64_t base, sema; /* of the probe found */
 };
+
+static uint64_t note_addr(const void *p, size_t size)
+{
+	uint64_t v64;
+	uint32_t v32;
+
+	if (size == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
 
 /* stapsdt descriptor: pc, base, semaphore, then provider, name, args. */
 static bool is_usdt(const void *desc, size_t size, void *ctx)
 {
-	const struct usdt_query *q = ctx;
+	struct usdt_query *q = ctx;
 	const char *prov = (const char *)desc + 3 * q->addr_size, *end = (const char *)desc + size;
 	const char *name;
 
 	if (size <= 3 * q->addr_size || !memchr(prov, 0, end - prov))
 		return false;
 	name = prov + strlen(prov) + 1;
-	return name < end && memchr(name, 0, end - name) && !strcmp(prov, q->provider) &&
-	       !strcmp(name, q->name);
+	if (name >= end || !memchr(name, 0, end - name) || strcmp(prov, q->provider) ||
+	    strcmp(name, q->name))
+		return false;
+	q->base = note_addr((const char *)desc + q->addr_size, q->addr_size);
+	q->sema = note_addr((const char *)desc + 2 * q->addr_size, q->addr_size);
+	return true;
+}
+
+/* Find provider:name in the open ELF; Q gets what its note says. */
+static bool find_usdt(Elf *elf, struct usdt_query *q)
+{
+	q->addr_size = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+	return elf_find_note(elf, "stapsdt", 3, is_usdt, q);
 }
 
 bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 {
-	struct usdt_query q = {provider, name, 8};
+	struct usdt_query q = {provider, name, 8, 0, 0};
 	bool found = false;
 	Elf *elf;
 	int fd;
@@ -75,12 +100,63 @@ bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
-		q.addr_size = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
-		found = elf_find_note(elf, "stapsdt", 3, is_usdt, &q);
+		found = find_usdt(elf, &q);
 		elf_end(elf);
 	}
 	close(fd);
 	return found;
+}
+
+/* Where a prelinked binary's .stapsdt.base moved to, as the note's base. */
+static uint64_t stapsdt_base(Elf *elf, uint64_t note_base)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return note_base;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".stapsdt.base"))
+			return sh.sh_addr;
+	}
+	return note_base;
+}
+
+int elf_usdt_semaphore(const char *binary, const char *provider, const char *name,
+		       uint64_t *file_off)
+{
+	struct usdt_query q = {provider, name, 8, 0, 0};
+	int err = -ENOENT, fd;
+	size_t nphdr;
+	Elf *elf;
+
+	fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && find_usdt(elf, &q) && q.sema && !elf_getphdrnum(elf, &nphdr)) {
+		uint64_t sema = q.sema + stapsdt_base(elf, q.base) - q.base;
+
+		/* Its address in the file, through the loadable segments. */
+		for (size_t i = 0; i < nphdr; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    sema >= ph.p_vaddr && sema + 2 <= ph.p_vaddr + ph.p_filesz) {
+				*file_off = sema - ph.p_vaddr + ph.p_offset;
+				err = 0;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
 }
 
 static uint16_t elf_machine(const char *path)

@@ -48,7 +48,10 @@ int target_exit_code(const struct target *t);
 void target_free(struct target *t);
 /* QEMU's command line, arguments separated by spaces. */
 char *target_cmdline(const struct target *t);
-/* Has BINARY the qemu:NAME USDT probe? */
+/* Has BINARY the PROVIDER:NAME USDT probe? */
 bool elf_has_usdt(const char *binary, const char *provider, const char *name);
+/* File offset of the semaphore of PROVIDER:NAME in BINARY, or -ENOENT. */
+int elf_usdt_semaphore(const char *binary, const char *provider, const char *name,
+		       uint64_t *file_off);
 
 #endif

@@ -51,6 +51,7 @@ struct uthread {
 
 struct uftrace {
 	char *dir;
+	bool created; /* by uftrace_open(): discard removes it */
 	pid_t pid;
 	struct uthread *threads;
 	size_t nthreads, cap;
@@ -69,7 +70,9 @@ struct uftrace *uftrace_open(const char *dir)
 	struct dirent *de;
 	DIR *d;
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
+	bool created = !mkdir(dir, 0755);
+
+	if (!created && errno != EEXIST) {
 		pr_err("cannot create %s: %s", dir, strerror(errno));
 		return NULL;
 	}
@@ -93,6 +96,7 @@ struct uftrace *uftrace_open(const char *dir)
 	}
 	u = xcalloc(1, sizeof(*u));
 	u->dir = xstrdup(dir);
+	u->created = created;
 	u->start_ns = (uint64_t)time(NULL) * 1000000000ull;
 	return u;
 }
@@ -296,6 +300,26 @@ static void write_syms(struct uftrace *u, const struct guest_image *img, const c
 	}
 	fprintf(f, "%016" PRIx64 " ? __sym_end\n", end);
 	finish(u, f);
+}
+
+void uftrace_discard(struct uftrace *u)
+{
+	for (size_t i = 0; i < u->nthreads; i++) {
+		char *path = xasprintf("%s/%u.dat", u->dir, u->threads[i].tid);
+
+		if (u->threads[i].fd >= 0) {
+			close(u->threads[i].fd);
+			unlink(path);
+		}
+		free(path);
+		free(u->threads[i].out);
+		free(u->threads[i].stack);
+	}
+	if (u->created)
+		rmdir(u->dir);
+	free(u->threads);
+	free(u->dir);
+	free(u);
 }
 
 int uftrace_close(struct uftrace *u, pid_t pid, struct guest *g, const char *exename,

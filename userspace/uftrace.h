@@ -25,5 +25,7 @@ void uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost);
 int uftrace_close(struct uftrace *u, pid_t pid, struct guest *g, const char *exename,
 		  const char *cmdline, uint64_t *bytes);
 uint64_t uftrace_records(const struct uftrace *u);
+/* Remove what was written so far: DIR is left as uftrace_open() found it. */
+void uftrace_discard(struct uftrace *u);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,4 +182,35 @@ bool write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return true;
+}
+
+int maps_find(pid_t pid, bool (*fn)(const struct map_entry *m, void *ctx), void *ctx)
+{
+	char *path = xasprintf("/proc/%d/maps", pid), *line = NULL;
+	size_t cap = 0;
+	int err = -ESRCH;
+	FILE *f = fopen(path, "re");
+
+	free(path);
+	if (!f)
+		return -ESRCH;
+	while (err && getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		struct map_entry m;
+		int n = 0;
+
+		err = -ENOENT; /* PID has mappings */
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &off, &maj, &min,
+			   &ino, &n) < 6 ||
+		    !n)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		m = (struct map_entry){start, end, off, makedev(maj, min), ino, line + n};
+		if (fn(&m, ctx))
+			err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
 }

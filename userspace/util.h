@@ -55,6 +55,20 @@ void safe_file_abort(struct safe_file *sf);
  */
 size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key);
 
+/* One line of /proc/PID/maps. */
+struct map_entry {
+	uint64_t start, end, offset;
+	dev_t dev;
+	ino_t ino;
+	const char *path; /* "" for anonymous mappings */
+};
+
+/*
+ * Call FN on each mapping of process PID until it returns true: then 0.
+ * -ENOENT when none did, -ESRCH when PID has no mappings (it has exited).
+ */
+int maps_find(pid_t pid, bool (*fn)(const struct map_entry *m, void *ctx), void *ctx);
+
 /* Write all of buf; false on error. */
 bool write_all(int fd, const void *buf, size_t len);
 

@@ -2,14 +2,16 @@
 #include "warmup.h"
 #include "util.h"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
 #include <fcntl.h>
 #include <gelf.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 struct warmup {
@@ -45,41 +47,43 @@ static long entry_offset(const char *path)
 	return off;
 }
 
-static int uprobe_pmu_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
-	int type = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	return type;
-}
-
+/*
+ * A multi-uprobe link (a trivial program on our entry point): its release
+ * shares its RCU waits with our other links.  A perf-event uprobe, used
+ * before, is released under the kernel's event_mutex, which the next
+ * tool's own warm-up then waited for.
+ */
 static void *warm(void *arg)
 {
+	const struct bpf_insn ret0[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts);
 	struct warmup *w = arg;
-	struct perf_event_attr attr;
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	long off;
-	int type = uprobe_pmu_type();
+	unsigned long off;
+	long entry;
+	int prog;
 
-	if (n <= 0 || type < 0)
+	if (n <= 0)
 		return NULL;
 	exe[n] = 0;
-	off = entry_offset(exe);
-	if (off < 0)
+	entry = entry_offset(exe);
+	if (entry < 0)
 		return NULL;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = type;
-	attr.config1 = (uintptr_t)exe; /* path */
-	attr.config2 = off;
-	attr.disabled = 1;
-	w->fd = syscall(SYS_perf_event_open, &attr, getpid(), -1, -1, PERF_FLAG_FD_CLOEXEC);
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "qj_warmup", "GPL", ret0, 2, &popts);
+	if (prog < 0)
+		return NULL;
+	off = entry;
+	lopts.uprobe_multi.path = exe;
+	lopts.uprobe_multi.offsets = &off;
+	lopts.uprobe_multi.cnt = 1;
+	lopts.uprobe_multi.pid = getpid();
+	w->fd = bpf_link_create(prog, 0, BPF_TRACE_UPROBE_MULTI, &lopts);
+	close(prog); /* the link holds it */
 	return NULL;
 }
 
