@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc
+GUEST_NAMES := hot spin fib flush calls threads smc loop
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -137,6 +137,7 @@ check: deps
 bench: tool guests qemu qemu-ref
 	@bench/overhead.sh
 	@bench/attached.sh
+	@bench/backtoback.sh
 	@bench/uftrace.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.

@@ -18,7 +18,8 @@ column_sum() { # N
 
 @test "qemu-tbstat -c: a line per second from QEMU's start, both QEMUs" {
 	script=$BATS_TEST_TMPDIR/w.py
-	echo 'import json, decimal, email.parser; print(sum(range(10**6)))' >"$script"
+	# (a pause at the end: a line comes before QEMU's exit flush)
+	printf 'import json, decimal, email.parser, time\nprint(sum(range(10**6)))\ntime.sleep(1.5)\n' >"$script"
 	for v in 10.2.2 7.2; do
 		q=$(qemu_bin "$v" x86_64)
 		run tbstat -c "$q /usr/bin/python3 $script"
