@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc loop
+GUEST_NAMES := hot spin fib flush calls threads smc
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc

@@ -151,7 +151,7 @@ wait_no_tool() {
 churn() { # VERSION SECONDS
 	local v=$1 secs=$2 d=$BATS_TEST_TMPDIR/churn-$1 n=0 end pids=() ok=0
 	mkdir -p "$d"
-	start_guest "$(qemu_bin "$v" x86_64)" "$d" loop "$d/stop"
+	start_guest "$(qemu_bin "$v" x86_64)" "$d" hot -u "$d/stop"
 	end=$((SECONDS + secs))
 	while [ "$SECONDS" -lt "$end" ]; do
 		while [ "$(running "${pids[@]}")" -ge 3 ]; do sleep 0.05; done
@@ -186,15 +186,15 @@ churn() { # VERSION SECONDS
 		ok=$((ok + 1))
 		args=$(cat "$d/t$i.args")
 		case $args in *--uftrace*)
-			uftrace report -d "$d/u$i" 2>/dev/null | grep -q ' loop_hot$' ||
-				fail "$v: tool $i ($args) exited 0, its uftrace data name no loop_hot" ;;
+			uftrace report -d "$d/u$i" 2>/dev/null | grep -q ' hot_main$' ||
+				fail "$v: tool $i ($args) exited 0, its uftrace data name no hot_main" ;;
 		esac
 		case $args in *--perfmap*)
 			map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' "$d/t$i.err")
-			grep -q ' loop_hot$' "$map" || fail "$v: tool $i ($args): perf map without loop_hot" ;;
+			grep -q ' hot_main$' "$map" || fail "$v: tool $i ($args): perf map without hot_main" ;;
 		esac
 		case $args in *--jitdump*)
-			grep -qa loop_hot "$d/jit-$GUEST.dump" || fail "$v: tool $i ($args): jitdump without loop_hot" ;;
+			grep -qa hot_main "$d/jit-$GUEST.dump" || fail "$v: tool $i ($args): jitdump without hot_main" ;;
 		esac
 	done
 	echo "# $v: $ok of $n tools exited 0" >&3
@@ -211,7 +211,7 @@ churn() { # VERSION SECONDS
 	rm -f "/tmp/perf-$GUEST.map"
 	GUEST=
 	rounds=$(awk '{ print $2 }' "$d/guest.out")
-	[ "$(cat "$d/guest.out")" = "$("$(guest x86_64 loop)" -n "$rounds")" ] ||
+	[ "$(cat "$d/guest.out")" = "$("$(guest x86_64 hot)" "$rounds")" ] ||
 		fail "$v: guest printed $(cat "$d/guest.out")"
 }
 

@@ -206,6 +206,16 @@ teardown() {
 	done
 }
 
+# The QEMU that the qemu-jitbpf of start_bg launched, as soon as it runs.
+launched_qemu() { # GUEST-NAME -> $qemu
+	for _ in $(seq 500); do
+		qemu=$(pgrep -P "$BG_PID" -f "guests/x86_64/$1" || true)
+		[ -z "$qemu" ] || return 0
+		sleep 0.01
+	done
+	fail "QEMU did not start"
+}
+
 @test "a launched QEMU killed by a signal gives 128 + the signal" {
 	# The guest kills itself: QEMU dies of the same signal.
 	run "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" /bin/busybox sh -c 'kill -TERM $$'
@@ -214,12 +224,7 @@ teardown() {
 	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
 	# Killed from outside, while the tool traces it.
 	start_bg "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" "$(guest x86_64 spin)" 2000000
-	for _ in $(seq 100); do
-		qemu=$(pgrep -P "$BG_PID" -f "guests/x86_64/spin" || true)
-		[ -z "$qemu" ] || break
-		sleep 0.1
-	done
-	[ -n "$qemu" ] || fail "QEMU did not start"
+	launched_qemu spin
 	wait_for_file "$D/jit-$qemu.dump" # attached
 	kill -KILL "$qemu"
 	wait_bg 30
@@ -232,12 +237,7 @@ teardown() {
 	# QEMU waits for the tool's probes (QEMU_JIT_ATTACH_WAIT) while the
 	# tool loads; killed then, the tool cannot attach.
 	start_bg "$QEMU_JITBPF" -- "$Q" "$(guest x86_64 spin)" 2000000
-	for _ in $(seq 200); do
-		qemu=$(pgrep -P "$BG_PID" -f "guests/x86_64/spin" || true)
-		[ -z "$qemu" ] || break
-		sleep 0.01
-	done
-	[ -n "$qemu" ] || fail "QEMU did not start"
+	launched_qemu spin
 	kill -KILL "$qemu"
 	wait_bg 30
 	[ "$BG_STATUS" -eq 137 ] || fail "exit $BG_STATUS, not 137: $(cat "$BATS_TEST_TMPDIR/bg.err")"

@@ -1,10 +1,14 @@
 /*
  * A guest with known hot functions: hot_main takes about 3/4 of the
  * time, hot_side about 1/4, and everything else is noise.
- * Usage: hot [ROUNDS]; prints a checksum that depends only on ROUNDS.
+ * Usage: hot [ROUNDS] | hot -u FILE (rounds until FILE exists, a length a
+ * test controls); prints the rounds and a checksum that depends only on
+ * them, so that a native run of hot ROUNDS tells what it must be.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static unsigned long __attribute__((noinline)) hot_main(unsigned long x)
 {
@@ -22,13 +26,14 @@ static unsigned long __attribute__((noinline)) hot_side(unsigned long x)
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 20000;
+	const char *until = argc > 2 && !strcmp(argv[1], "-u") ? argv[2] : NULL;
+	long rounds = argc > 1 && !until ? atol(argv[1]) : 20000, r;
 	unsigned long x = 1;
 
-	for (long r = 0; r < rounds; r++) {
+	for (r = 0; until ? access(until, F_OK) != 0 : r < rounds; r++) {
 		x = hot_main(x);
 		x = hot_side(x);
 	}
-	printf("hot %ld %lx\n", rounds, x);
+	printf("hot %ld %lx\n", r, x);
 	return 0;
 }
