@@ -489,7 +489,8 @@ stop:
 	if (!err)
 		err = check_handshake(&s);
 	if (!err && !s.hs.answered) {
-		pr_err("QEMU (pid %d) exited before it answered the attach request", target.pid);
+		pr_err("QEMU (pid %d) did not answer the attach request before %s", target.pid,
+		       target.exited ? "it exited" : "we stopped");
 		err = -ESRCH;
 	}
 	if (err) {
@@ -550,7 +551,7 @@ stop:
 		nameless ? "; no files written: no complete handshake" : "");
 	if (env.perfmap && !err)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", path);
-	if (s.marker_path)
+	if (s.marker_path && !nameless)
 		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", s.marker_path);
 	if (uft_records >= 0)
 		fprintf(stderr, "qemu-jitbpf: uftrace: %s (%lld records)\n", env.uftrace,
@@ -567,8 +568,9 @@ cleanup:
 	ring_buffer__free(rb);
 	qemu_jitbpf_bpf__destroy(skel);
 	if (session_started) {
+		/* Only errors come here: nothing half-written stays. */
 		if (s.jd)
-			jitdump_close(s.jd, &s.bytes);
+			jitdump_discard(s.jd);
 		if (uft)
 			uftrace_discard(uft);
 		session_free(&s);
