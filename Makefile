@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc
+GUEST_NAMES := hot spin fib flush calls threads smc tree
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -31,11 +31,14 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 TOOL_SRCS := $(wildcard userspace/*.c)
-TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS))
-TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread
+TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
+TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread -lprotobuf-c
+# pprof's message types, from Debian's copy of the upstream profile.proto.
+PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
+	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls
 
 .DELETE_ON_ERROR:
@@ -50,7 +53,7 @@ tool: $(TOOL)
 $(LIBBPF_A): scripts/libbpf-build.sh
 	@scripts/libbpf-build.sh
 
-$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIBBPF_A)
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/qemu-jitbpf.h $(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 	llvm-strip -g $@
@@ -58,8 +61,15 @@ $(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(LIBBPF_A)
 $(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp && mv $@.tmp $@
 
-$(TOOL_OBJ)/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/qemu-jitbpf.h \
-		$(TOOL_OBJ)/qemu-jitbpf.skel.h
+$(TOOL_OBJ)/profile.pb-c.c $(TOOL_OBJ)/profile.pb-c.h: $(PROFILE_PROTO)
+	@mkdir -p $(TOOL_OBJ)
+	cd $(dir $(PROFILE_PROTO)) && protoc-c --c_out=$(CURDIR)/$(TOOL_OBJ) profile.proto
+
+$(TOOL_OBJ)/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
+	$(CC) $(CFLAGS) -I$(TOOL_OBJ) -c $< -o $@
+
+$(TOOL_OBJ)/%.o: userspace/%.c $(wildcard userspace/*.h) $(wildcard bpf/*.h) \
+		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
 	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
 $(TOOL): $(TOOL_OBJS) $(LIBBPF_A)
@@ -109,6 +119,11 @@ $(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c
 	$(CC_$*) -static -g -O2 -fno-inline -fno-omit-frame-pointer -o $@ $<
 
 $(BUILD)/guests/%/calls-o2-nofp: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	$(CC_$*) -static -g -O2 -fno-inline -fomit-frame-pointer -o $@ $<
+
+# The known call tree without frame pointers, for --call-graph=dwarf.
+$(BUILD)/guests/%/tree-o2-nofp: tests/guests/tree.c
 	@mkdir -p $(dir $@)
 	$(CC_$*) -static -g -O2 -fno-inline -fomit-frame-pointer -o $@ $<
 

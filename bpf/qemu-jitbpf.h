@@ -27,6 +27,7 @@ enum qj_event_type {
 	QJ_EV_IMAGE,	  /* struct qj_image: guest ELF image loaded by QEMU */
 	QJ_EV_GUEST_BASE, /* struct qj_guest_base */
 	QJ_EV_CALLS,	  /* struct qj_calls: guest calls and returns */
+	QJ_EV_SAMPLE,	  /* struct qj_sample (profile.h): a profiler sample */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */

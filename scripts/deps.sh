@@ -12,6 +12,8 @@ PKGS="
   bats bats-assert bats-support bats-file
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
   valgrind clang-format bc
+  protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
+  golang-go chromium tmux
 "
 
 missing=""

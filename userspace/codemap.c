@@ -7,22 +7,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name)
+void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const char *name,
+		      uint64_t guest, bool tb_end)
 {
 	if (!size)
 		return; /* perf never matches an empty symbol */
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = (struct code_range){host, size, ++m->seq, name};
+	m->v[m->n++] = (struct code_range){host, size, ++m->seq, name, guest, tb_end};
+	m->live = false;
+}
+
+void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name)
+{
+	codemap_add_insn(m, host, size, name, 0, false);
+}
+
+const struct code_range *codemap_find(struct codemap *m, uint64_t host)
+{
+	size_t i;
+
+	if (!m->live) {
+		codemap_live(m);
+		m->live = true;
+	}
+	i = count_le(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host), host);
+	if (i && host < m->v[i - 1].host + m->v[i - 1].size)
+		return &m->v[i - 1];
+	return NULL;
 }
 
 void codemap_flush(struct codemap *m)
 {
 	m->n = 0;
+	m->live = false;
 }
 
 void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
 {
-	m->prologue = (struct code_range){host, size, 0, "qemu-tcg-prologue"};
+	m->prologue = (struct code_range){host, size, 0, "qemu-tcg-prologue", 0, false};
 }
 
 static int cmp_range(const void *a, const void *b)

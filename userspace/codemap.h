@@ -17,6 +17,8 @@ struct code_range {
 	uint64_t size;
 	uint64_t seq;	  /* order of arrival: newer wins an overlap */
 	const char *name; /* interned (intern.h) or static */
+	uint64_t guest;	  /* guest pc of the code, where kept */
+	bool tb_end;	  /* the last guest instruction of its TB */
 };
 
 struct codemap {
@@ -24,9 +26,15 @@ struct codemap {
 	size_t n, cap;
 	uint64_t seq;
 	struct code_range prologue;
+	bool live; /* sorted and without overlaps since the last change */
 };
 
 void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name);
+/* The same, for the code of the guest instruction at GUEST. */
+void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const char *name,
+		      uint64_t guest, bool tb_end);
+/* The live range that holds HOST, or NULL. */
+const struct code_range *codemap_find(struct codemap *m, uint64_t host);
 void codemap_flush(struct codemap *m);
 void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size);
 /* Sort and drop what newer ranges overlap; returns the live ranges. */

@@ -83,6 +83,7 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 		g->imgs[i] = g->imgs[i - 1];
 	g->imgs[i] = img;
 	g->nimgs++;
+	g->version++;
 	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path, start,
 	       end, bias, img.elf ? "" : " (no symbols)");
 }

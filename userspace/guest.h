@@ -33,6 +33,7 @@ struct guest {
 	uint64_t *miss_time;
 	size_t nmiss;
 	unsigned long maps_scans;
+	unsigned int version; /* changes whenever imgs does */
 };
 
 /* What a guest address is. */

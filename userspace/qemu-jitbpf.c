@@ -26,8 +26,10 @@
 
 #include "qemu-jitbpf.h"
 #include "qemu-jitbpf.skel.h"
+#include "sample.h"
 #include "detach.h"
 #include "perfmap.h"
+#include "profiler.h"
 #include "session.h"
 #include "symbols.h"
 #include "target.h"
@@ -47,7 +49,11 @@ static struct env {
 	char **guest_elves;
 	int nguest_elves;
 	unsigned long ringbuf_mb;
-} env;
+	bool profile;
+	struct profiler_opts prof;
+} env = {
+	.prof = {.freq = 99},
+};
 
 const char *argp_program_version = "qemu-jitbpf 0.1";
 const char *argp_program_bug_address = "<qemu-jitbpf@localhost>";
@@ -55,6 +61,7 @@ static const char doc[] =
 	"Name the code QEMU's JIT generates, so that perf can profile emulated programs.\n"
 	"\n"
 	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [--uftrace[=DIR]] [-o DIR]\n"
+	"                   [--profile[=FILE]]... [-F HZ] [--call-graph=fp|dwarf[,BYTES]]\n"
 	"                   [-d SECONDS] [--guest-elf PATH[:BIAS]]... [-v]\n"
 	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
 	"\n"
@@ -66,6 +73,8 @@ static const char doc[] =
 	"    qemu-jitbpf -p 1234 --jitdump -d 30 # jit-1234.dump for perf inject -j\n"
 	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
 	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
+	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
+	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
 	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
 	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
 
@@ -76,6 +85,8 @@ enum {
 	OPT_UFTRACE,
 	OPT_GUEST_ELF,
 	OPT_RINGBUF,
+	OPT_PROFILE,
+	OPT_CALL_GRAPH,
 };
 
 static const struct argp_option opts[] = {
@@ -89,8 +100,19 @@ static const struct argp_option opts[] = {
 	 "Write a jitdump for perf inject -j into the marker QEMU maps", 0},
 	{"uftrace", OPT_UFTRACE, "DIR", OPTION_ARG_OPTIONAL,
 	 "Record every guest call and return as uftrace data in DIR (default uftrace.data)", 0},
+	{"profile", OPT_PROFILE, "FILE", OPTION_ARG_OPTIONAL,
+	 "Sample the guest's call stacks into FILE: .pb.gz pprof, .svg flame graph, else "
+	 "folded stacks (default profile-PID.folded); repeatable",
+	 0},
+	{"freq", 'F', "HZ", 0, "Samples per second and CPU (default 99)", 0},
+	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
+	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
+	 "CFI from BYTES of stack per sample (default 8192)",
+	 0},
 	{"output", 'o', "DIR", 0,
-	 "Directory of the jitdump of a QEMU this tool launches (default: current)", 0},
+	 "Directory of the jitdump of a QEMU this tool launches, and of the default "
+	 "profile (default: current)",
+	 0},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0},
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
@@ -123,6 +145,38 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_UFTRACE:
 		env.uftrace = arg ? arg : "uftrace.data";
+		break;
+	case OPT_PROFILE:
+		env.profile = true;
+		if (arg) {
+			env.prof.files =
+				xrealloc(env.prof.files, (env.prof.nfiles + 1) * sizeof(char *));
+			env.prof.files[env.prof.nfiles++] = arg;
+		}
+		break;
+	case 'F':
+		errno = 0;
+		env.prof.freq = strtoul(arg, &end, 10);
+		if (errno || *end || !env.prof.freq || env.prof.freq > 10000)
+			argp_error(state, "invalid frequency '%s' (1 to 10000 Hz)", arg);
+		break;
+	case OPT_CALL_GRAPH:
+		if (!strcmp(arg, "fp")) {
+			env.prof.stack_bytes = 0;
+		} else if (!strcmp(arg, "dwarf")) {
+			env.prof.stack_bytes = 8192;
+		} else if (!strncmp(arg, "dwarf,", 6)) {
+			errno = 0;
+			env.prof.stack_bytes = strtoul(arg + 6, &end, 0);
+			if (errno || *end || end == arg + 6 || env.prof.stack_bytes < 64 ||
+			    env.prof.stack_bytes > QJ_STACK_MAX || env.prof.stack_bytes % 8)
+				argp_error(
+					state,
+					"invalid stack size '%s' (64 to %d bytes, a multiple of 8)",
+					arg + 6, QJ_STACK_MAX);
+		} else {
+			argp_error(state, "invalid call graph '%s' (fp or dwarf[,BYTES])", arg);
+		}
 		break;
 	case 'o':
 		env.outdir = arg;
@@ -169,6 +223,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static volatile sig_atomic_t exiting;
 /* The uprobe warmup_start() opened; it goes with the links. */
 static int warmup_fd = -1;
+static struct profiler profiler;
 
 static void sig_handler(int sig)
 {
@@ -188,7 +243,7 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va
 /* Load, and so verify, only the programs this run attaches. */
 static void choose_programs(struct qemu_jitbpf_bpf *skel)
 {
-	bool code = env.perfmap || env.jitdump;
+	bool code = env.perfmap || env.jitdump || env.profile;
 
 	bpf_program__set_autoload(skel->progs.tcg_prologue, code);
 	bpf_program__set_autoload(skel->progs.tb_flush, code);
@@ -246,6 +301,8 @@ static void detach_all(struct qemu_jitbpf_bpf *skel, bool background)
 
 	bpf_object__for_each_program(p, skel->obj) if (bpf_program__fd(p) >= 0 && nprogs < 16)
 		progs[nprogs++] = bpf_program__fd(p);
+	if (profiler.sm)
+		nprogs += sampler_prog_fds(profiler.sm, progs + nprogs, 16 - nprogs);
 	n = detach_collect(progs, nprogs, &fds);
 	if (warmup_fd >= 0) {
 		fds = xrealloc(fds, (n + 1) * sizeof(*fds));
@@ -256,6 +313,8 @@ static void detach_all(struct qemu_jitbpf_bpf *skel, bool background)
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
+	if (profiler.sm)
+		sampler_stop(profiler.sm);
 	if (background)
 		detach_handoff(fds, n);
 	else
@@ -281,6 +340,21 @@ static void mark_lost_calls(struct qemu_jitbpf_bpf *skel, struct uftrace *uft)
 static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
 {
 	return skel->bss->counters[QJ_LOST_RECORDS] + skel->bss->counters[QJ_LOST_CALLS];
+}
+
+/* --profile with no FILE: profile-PID.folded in -o DIR or here. */
+static void default_profile(pid_t pid, const char *outdir)
+{
+	static char path[PATH_MAX];
+
+	for (int i = 0; i < env.prof.nfiles; i++)
+		if (env.prof.files[i])
+			return;
+	snprintf(path, sizeof(path), "%s%sprofile-%d.folded", outdir ? outdir : "",
+		 outdir ? "/" : "", pid);
+	env.prof.files = xrealloc(env.prof.files, sizeof(char *));
+	env.prof.files[0] = path;
+	env.prof.nfiles = 1;
 }
 
 static void status_line(struct session *s, struct qemu_jitbpf_bpf *skel, pid_t pid)
@@ -319,7 +393,7 @@ static int check_handshake(struct session *s)
 		       s->hs.asks, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
 	if (!err && s->hs.answered && !s->hs.checked) {
 		s->hs.checked = true;
-		err = session_check_handshake(s, env.perfmap || env.jitdump);
+		err = session_check_handshake(s, env.perfmap || env.jitdump || env.profile);
 	}
 	return err;
 }
@@ -366,7 +440,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	if (err)
 		return 2;
-	if (!env.perfmap && !env.jitdump && !env.uftrace)
+	if (!env.perfmap && !env.jitdump && !env.uftrace && !env.profile)
 		env.perfmap = true;
 	elf_version(EV_CURRENT);
 	libbpf_set_print(libbpf_print_fn);
@@ -428,6 +502,12 @@ int main(int argc, char **argv)
 		pr_err("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (env.profile) {
+		default_profile(target.pid, outdir);
+		err = profiler_open(&profiler, &env.prof, &s, bpf_map__fd(skel->maps.events));
+		if (err)
+			goto cleanup;
+	}
 	pr_dbg("BPF loaded after %.0f ms", (mono_ns() - t0) / 1e6);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), session_event, &s, NULL);
 	if (!rb) {
@@ -437,7 +517,9 @@ int main(int argc, char **argv)
 	}
 	warmup_fd = warmup_finish(warm);
 	warm = NULL;
-	err = attach_probes(skel, &target);
+	err = env.profile ? profiler_attach(&profiler, &s) : 0;
+	if (!err)
+		err = attach_probes(skel, &target);
 	if (!err)
 		err = handshake_start(&s.hs);
 	if (err)
@@ -460,6 +542,8 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		err = check_handshake(&s);
+		if (!err && env.profile)
+			err = profiler_tick(&profiler, &s, mono_ns());
 		if (err)
 			goto stop;
 		if (env.duration && mono_ns() - start >= env.duration * 1e9)
@@ -525,6 +609,11 @@ stop:
 			pr_dbg("wrote %s", s.marker_path);
 		}
 	}
+	if (env.profile) {
+		int perr = profiler_finish(&profiler, &s, !nameless, &s.bytes);
+
+		err = err ? err : perr;
+	}
 	if (uft) {
 		int uerr;
 
@@ -544,6 +633,10 @@ stop:
 		       "again what still runs)",
 		       s.tbs_early);
 	lost = lost_events(skel) + s.tbs_incomplete;
+	if (env.profile)
+		fprintf(stderr,
+			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",
+			profiler.prof.samples, env.prof.freq, profiler_lost(&profiler));
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %" PRIu64 " events lost%s\n",
@@ -556,6 +649,8 @@ stop:
 	if (uft_records >= 0)
 		fprintf(stderr, "qemu-jitbpf: uftrace: %s (%lld records)\n", env.uftrace,
 			uft_records);
+	for (int i = 0; env.profile && !nameless && i < env.prof.nfiles; i++)
+		fprintf(stderr, "qemu-jitbpf: profile: %s\n", env.prof.files[i]);
 
 	if (target.exited)
 		detach_all(skel, true);
@@ -566,6 +661,7 @@ cleanup:
 	if (warmup_fd >= 0)
 		close(warmup_fd);
 	ring_buffer__free(rb);
+	profiler_free(&profiler);
 	qemu_jitbpf_bpf__destroy(skel);
 	if (session_started) {
 		/* Only errors come here: nothing half-written stays. */
@@ -584,6 +680,7 @@ cleanup:
 	 * globals: freeing libdw's line tables takes longer than exiting.
 	 */
 	free(env.guest_elves);
+	free(env.prof.files);
 	free(outdir);
 	free(cmdline);
 	return exit_code(&target, err);

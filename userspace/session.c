@@ -4,6 +4,7 @@
 #include <linux/types.h>
 
 #include "qemu-jitbpf.h"
+#include "profile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -187,6 +188,7 @@ static void process_tb(struct session *s, const struct tb_record *tb, uint32_t t
 	s->tbs++;
 	if (s->flush_pending) {
 		codemap_flush(&s->code);
+		codemap_flush(&s->insns);
 		s->flush_pending = false;
 	}
 	/* Guest pc and host range of each instruction. */
@@ -211,6 +213,11 @@ static void process_tb(struct session *s, const struct tb_record *tb, uint32_t t
 	}
 	for (uint32_t i = 0; i < n; i++)
 		guest_lookup(&s->guest, gpc[i], &locs[i]);
+	if (s->smp)
+		for (uint32_t i = 0; i < n; i++)
+			codemap_add_insn(&s->insns, tb->host + ins_start[i],
+					 ins_start[i + 1] - ins_start[i],
+					 run_name(&locs[i], gpc[i]), gpc[i], i == n - 1);
 
 	if (s->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -341,6 +348,8 @@ int session_event(void *ctx, void *data, size_t size)
 			on_prologue(s, data);
 		break;
 	case QJ_EV_FLUSH:
+		if (s->smp)
+			samples_flush(s);
 		s->flushes++;
 		/* QEMU also flushes right before it exits: keep the last
 		 * generation of code unless new code replaces it. */
@@ -369,6 +378,10 @@ int session_event(void *ctx, void *data, size_t size)
 	case QJ_EV_CALLS:
 		if (s->uft && size >= sizeof(struct qj_calls))
 			on_calls(s, data);
+		break;
+	case QJ_EV_SAMPLE:
+		if (s->smp)
+			samples_add(s, data, size);
 		break;
 	case QJ_EV_GUEST_BASE:
 		if (size >= sizeof(struct qj_guest_base))
@@ -409,6 +422,7 @@ void session_free(struct session *s)
 	}
 	guest_free(&s->guest);
 	codemap_free(&s->code);
+	codemap_free(&s->insns);
 	free(s->marker_path);
 	free(s->targets);
 	free(s->exe_path);

@@ -14,6 +14,7 @@
 #include "guest.h"
 #include "handshake.h"
 #include "jitdump.h"
+#include "samples.h"
 #include "target.h"
 #include "uftrace.h"
 
@@ -26,6 +27,8 @@ struct session {
 	struct guest guest;
 	struct handshake hs;
 	struct codemap code;
+	struct codemap insns; /* one range per guest instruction, for samples */
+	struct samples *smp;  /* the profiler's, or NULL */
 	struct jitdump *jd;
 	struct uftrace *uft;
 	uint64_t *targets; /* call targets looked up already (open addressing) */

@@ -2,6 +2,7 @@
 #include "symbols.h"
 #include "util.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -26,6 +27,9 @@ struct elf_file {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool dwfl_tried;
+	uint16_t machine;
+	unsigned char build_id[64];
+	size_t build_id_len;
 	struct elf_file *next;
 };
 
@@ -291,6 +295,17 @@ static char *find_debug_file(Elf *elf, const char *path)
 	return NULL;
 }
 
+static bool copy_build_id(const void *desc, size_t size, void *ctx)
+{
+	struct elf_file *e = ctx;
+
+	if (!size || size > sizeof(e->build_id))
+		return false;
+	memcpy(e->build_id, desc, size);
+	e->build_id_len = size;
+	return true;
+}
+
 static struct elf_file *load(const char *path, const struct stat *st)
 {
 	struct sym_builder b = {0};
@@ -316,6 +331,13 @@ static struct elf_file *load(const char *path, const struct stat *st)
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
 	read_segs(e, elf);
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(elf, &eh))
+			e->machine = eh.e_machine;
+	}
+	elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, copy_build_id, e);
 	if (!read_syms(&b, elf)) {
 		char *dbg = find_debug_file(elf, path);
 
@@ -407,11 +429,8 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
+static Dwfl_Module *module(struct elf_file *e)
 {
-	Dwfl_Line *l;
-	GElf_Addr bias;
-
 	if (!e->dwfl_tried) {
 		e->dwfl_tried = true;
 		e->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -420,11 +439,93 @@ bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *li
 			dwfl_report_end(e->dwfl, NULL, NULL);
 		}
 	}
-	if (!e->mod || !dwfl_module_getelf(e->mod, &bias))
+	return e->mod;
+}
+
+bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
+{
+	Dwfl_Module *mod = module(e);
+	Dwfl_Line *l;
+	GElf_Addr bias;
+
+	if (!mod || !dwfl_module_getelf(mod, &bias))
 		return false;
-	l = dwfl_module_getsrc(e->mod, addr + bias);
+	l = dwfl_module_getsrc(mod, addr + bias);
 	if (!l)
 		return false;
 	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
 	return *file && *line > 0;
+}
+
+uint16_t elf_file_machine(const struct elf_file *e)
+{
+	return e->machine;
+}
+
+size_t elf_file_build_id(const struct elf_file *e, const unsigned char **id)
+{
+	*id = e->build_id;
+	return e->build_id_len;
+}
+
+/* Offset N of a location "CFA + N" as libdw spells it; false otherwise. */
+static bool cfa_offset(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (!nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 1) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	if (nops == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
+	    (ops[2].atom == DW_OP_plus || ops[2].atom == DW_OP_minus)) {
+		*off = ops[2].atom == DW_OP_plus ? (int64_t)ops[1].number : -(int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+bool elf_file_frame_rule(struct elf_file *e, uint64_t addr, int ra_reg, struct frame_rule *r)
+{
+	Dwfl_Module *mod = module(e);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	size_t nops;
+	bool ok = false;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame)) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame))
+			return false;
+	}
+	memset(r, 0, sizeof(*r));
+	r->cfa_reg = -1;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		goto out;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		r->cfa_reg = ops[0].atom - DW_OP_breg0;
+		r->cfa_off = (int64_t)ops[0].number;
+	} else if (ops[0].atom == DW_OP_bregx) {
+		r->cfa_reg = ops[0].number;
+		r->cfa_off = (int64_t)ops[0].number2;
+	}
+	if (dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops))
+		goto out;
+	if (!nops && !ops)
+		r->ra = RA_IN_REG;
+	else if (cfa_offset(ops, nops, &r->ra_off))
+		r->ra = RA_AT_CFA;
+	ok = true;
+out:
+	free(frame);
+	return ok;
 }

@@ -50,4 +50,22 @@ const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
 
+/* e_machine of the file. */
+uint16_t elf_file_machine(const struct elf_file *e);
+/* Its GNU build id, or 0 bytes. */
+size_t elf_file_build_id(const struct elf_file *e, const unsigned char **id);
+
+/*
+ * How to find the caller of code at link address ADDR, from the file's
+ * CFI: the frame's CFA as a DWARF register plus an offset, and where the
+ * return address (DWARF register RA_REG) is.
+ */
+struct frame_rule {
+	int cfa_reg; /* -1: not a register plus an offset */
+	int64_t cfa_off;
+	enum { RA_UNKNOWN, RA_IN_REG, RA_AT_CFA } ra;
+	int64_t ra_off; /* RA_AT_CFA: at CFA + ra_off */
+};
+bool elf_file_frame_rule(struct elf_file *e, uint64_t addr, int ra_reg, struct frame_rule *r);
+
 #endif

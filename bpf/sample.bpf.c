@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The sampling profiler: a perf_event program on the CPU clock of every
+ * CPU, and a USDT program on QEMU's jit_vcpu probe, which says where each
+ * vCPU thread keeps its guest registers.  A sample of a profiled process
+ * takes the host stacks (kernel, and QEMU's own by frame pointers) and
+ * the guest's state: its registers from env, then either the guest's
+ * frame-pointer chain (--call-graph=fp) or a copy of its stack for user
+ * space to unwind (--call-graph=dwarf).  Samples go to the ring buffer of
+ * qemu-jitbpf.bpf.c, shared by user space before load.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <stdbool.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "qemu-jitbpf.h"
+#include "sample.h"
+
+/* Set before load. */
+const volatile __u32 stack_bytes; /* 0: walk the guest's frame pointers */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* qemu-jitbpf.bpf.c's, reused */
+} events SEC(".maps");
+
+/* vCPU threads, by tid; threads that are gone age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct qj_vcpu);
+} vcpus SEC(".maps");
+
+/* The processes to sample, by pid; filled by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct qj_proc);
+} procs SEC(".maps");
+
+__u64 samples;
+__u64 lost_samples;
+
+SEC("usdt")
+int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct qj_vcpu v = {
+		.env = env,
+		.off = {pc, sp, fp, lr},
+		.cpu_index = cpu_index,
+	};
+
+	bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
+	return 0;
+}
+
+static __always_inline __u64 read_reg(const struct qj_vcpu *v, int reg)
+{
+	__u64 val = 0;
+	__s32 off = v->off[reg & (QJ_NREGS - 1)];
+
+	if (off >= 0)
+		bpf_probe_read_user(&val, sizeof(val), (void *)(v->env + off));
+	return val;
+}
+
+/* State of one guest frame-pointer walk, shared with the bpf_loop callback. */
+struct walk_ctx {
+	struct qj_sample *r;
+	__u64 base;
+	__u64 fp;
+	__u32 n;
+};
+
+/* A frame record is {caller's fp, return address} on x86_64 and AArch64. */
+static long walk_frame(__u32 idx, struct walk_ctx *c)
+{
+	__u64 rec[2], i = idx;
+
+	/* Keep clang from folding the bound the verifier needs. */
+	asm volatile("" : "+r"(i));
+	if (i >= QJ_GSTACK_MAX || !c->fp || (c->fp & 7))
+		return 1;
+	if (bpf_probe_read_user(rec, sizeof(rec), (void *)(c->base + c->fp)) || !rec[1])
+		return 1;
+	c->r->gstack[i] = rec[1];
+	c->n = idx + 1;
+	/* Callers' frames lie above: anything else ends the chain. */
+	if (rec[0] <= c->fp)
+		return 1;
+	c->fp = rec[0];
+	return 0;
+}
+
+static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcpu *v, __u64 base)
+{
+	__u64 sp;
+
+	r->flags |= QJ_SAMPLE_VCPU;
+	r->cpu_index = v->cpu_index;
+	r->gregs[QJ_PC] = read_reg(v, QJ_PC);
+	r->gregs[QJ_SP] = sp = read_reg(v, QJ_SP);
+	r->gregs[QJ_FP] = read_reg(v, QJ_FP);
+	r->gregs[QJ_LR] = read_reg(v, QJ_LR);
+	if (stack_bytes) {
+		/* As much of the requested stack as is mapped. */
+		for (__u32 len = stack_bytes; len >= 64; len >>= 1) {
+			if (len > QJ_STACK_MAX)
+				continue;
+			if (!bpf_probe_read_user(r->stack, len, (void *)(base + sp))) {
+				r->stack_len = len;
+				break;
+			}
+		}
+		return;
+	}
+	if (!bpf_probe_read_user(r->words, sizeof(r->words), (void *)(base + sp)))
+		r->nwords = QJ_GWORDS;
+	else if (!bpf_probe_read_user(r->words, 8 * 8, (void *)(base + sp)))
+		r->nwords = 8;
+	{
+		struct walk_ctx c = {.r = r, .base = base, .fp = r->gregs[QJ_FP]};
+
+		bpf_loop(QJ_GSTACK_MAX, walk_frame, &c, 0);
+		r->nguest = c.n;
+	}
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct qj_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	struct qj_vcpu *v;
+	struct qj_sample *r;
+	long n;
+
+	if (!p)
+		return 0;
+	__sync_fetch_and_add(&samples, 1);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r) + stack_bytes, 0);
+	if (!r) {
+		__sync_fetch_and_add(&lost_samples, 1);
+		return 0;
+	}
+	r->hdr.type = QJ_EV_SAMPLE;
+	r->hdr.tid = tid;
+	r->hdr.ts = bpf_ktime_get_ns();
+	r->pid = pid;
+	r->flags = 0;
+	r->period = ctx->sample_period;
+	r->cpu_index = -1;
+	r->nkern = r->nuser = r->nguest = r->nwords = 0;
+	r->stack_len = 0;
+	n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
+	if (n > 0) {
+		r->nkern = n / 8;
+		r->flags |= QJ_SAMPLE_KERNEL;
+	}
+	n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK);
+	if (n > 0)
+		r->nuser = n / 8;
+	v = bpf_map_lookup_elem(&vcpus, &tid);
+	if (v)
+		guest_state(r, v, p->guest_base);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Samples of the profiler (sample.bpf.c), shared by both sides.  They go
+ * through the ring buffer of qemu-jitbpf.bpf.c, in order with the TB
+ * reports and flushes, so that user space knows which generation of
+ * translated code each sample ran.
+ */
+#ifndef QEMU_JITBPF_SAMPLE_H
+#define QEMU_JITBPF_SAMPLE_H
+
+#define QJ_KSTACK_MAX 32 /* kernel frames */
+#define QJ_USTACK_MAX 32 /* QEMU's own frames, host frame pointers */
+#define QJ_GSTACK_MAX 64 /* guest return addresses, guest frame pointers */
+#define QJ_GWORDS     32 /* words at the guest's sp, to find a leaf's caller */
+/* --call-graph=dwarf: guest stack bytes copied per sample, at most. */
+#define QJ_STACK_MAX 65536
+
+enum qj_guest_reg { QJ_PC, QJ_SP, QJ_FP, QJ_LR, QJ_NREGS };
+
+/* Where one vCPU thread's guest registers are (QEMU's jit_vcpu probe). */
+struct qj_vcpu {
+	__u64 env;
+	__s32 off[QJ_NREGS]; /* offset in env, or -1 */
+	__s32 cpu_index;
+	__u32 pad;
+};
+
+/* A process being profiled. */
+struct qj_proc {
+	__u64 guest_base; /* host address = guest address + guest_base */
+};
+
+#define QJ_SAMPLE_VCPU	 1 /* the thread runs a vCPU: gregs and guest stack valid */
+#define QJ_SAMPLE_KERNEL 2 /* taken in the kernel */
+
+struct qj_sample {
+	struct qj_hdr hdr;
+	__u32 pid;
+	__u32 flags;
+	__u64 period; /* ns of CPU time the sample stands for */
+	__s32 cpu_index;
+	__u8 nkern, nuser, nguest, nwords;
+	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env */
+	__u64 kstack[QJ_KSTACK_MAX];
+	__u64 ustack[QJ_USTACK_MAX]; /* [0] is the host pc */
+	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */
+	__u64 words[QJ_GWORDS];
+	__u32 stack_len; /* bytes of stack[] (dwarf mode) */
+	__u32 pad;
+	__u8 stack[]; /* the guest stack from sp on */
+};
+
+#endif /* QEMU_JITBPF_SAMPLE_H */

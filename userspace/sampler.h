@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The profiler's BPF side (bpf/sample.bpf.c): loaded into the ring buffer
+ * of the main BPF object, attached to the CPU clock of every CPU at
+ * FREQ Hz and to QEMU's jit_vcpu probe.
+ */
+#ifndef QJ_SAMPLER_H
+#define QJ_SAMPLER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "target.h"
+
+struct sampler;
+struct bpf_program;
+
+/* Open and load; STACK_BYTES 0 walks guest frame pointers. */
+struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int stack_bytes);
+/* Attach to T's jit_vcpu probe; -errno with the reason printed. */
+int sampler_attach_probe(struct sampler *sm, const struct target *t);
+/* Sample PID from now on; its guest addresses are GUEST_BASE away. */
+int sampler_add_process(struct sampler *sm, pid_t pid, uint64_t guest_base);
+/* Start the CPU clocks. -errno with the reason printed. */
+int sampler_start(struct sampler *sm);
+uint64_t sampler_lost(const struct sampler *sm);
+uint64_t sampler_samples(const struct sampler *sm);
+/* The BPF programs, for detach.c. */
+int sampler_prog_fds(const struct sampler *sm, int *fds, int max);
+/* Drop the CPU clocks and links (the USDT link's fd goes to *USDT_FD). */
+void sampler_stop(struct sampler *sm);
+void sampler_free(struct sampler *sm);
+
+#endif

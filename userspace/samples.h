@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * From the profiler's samples to stacks in a profile.  QEMU's and the
+ * kernel's frames are named as a sample arrives (QEMU's maps are gone
+ * once it exits); the guest's wait until the TB reports of the code they
+ * ran have arrived, and are named with the map of live code of the flush
+ * generation the sample ran in: the samples between two flushes are
+ * named before the older map is retired.
+ */
+#ifndef QJ_SAMPLES_H
+#define QJ_SAMPLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "guest.h"
+#include "profile.h"
+#include "qemu-jitbpf.h"
+#include "sample.h"
+
+struct session;
+struct pending;
+
+struct samples {
+	struct profile *prof;
+	bool dwarf;		   /* --call-graph=dwarf */
+	struct guest host;	   /* QEMU's own images, from its maps */
+	uint64_t code_lo, code_hi; /* QEMU's code buffer, once known */
+	struct pending *head, **tail;
+	size_t npending;
+	bool after_flush; /* pending samples came after a flush not yet applied */
+	/* What happened, for the summary and -v. */
+	uint64_t unknown_jit; /* in translated code no TB report covered */
+};
+
+void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);
+/* A QJ_EV_SAMPLE record of SIZE bytes. */
+void samples_add(struct session *s, const struct qj_sample *r, size_t size);
+/* The code map is complete up to a flush: name what ran before it. */
+void samples_flush(struct session *s);
+/* Name the samples older than NOW - AGE_NS (all with AGE_NS 0). */
+void samples_resolve(struct session *s, uint64_t now, uint64_t age_ns);
+void samples_free(struct samples *ss);
+
+#endif
