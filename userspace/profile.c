@@ -31,9 +31,10 @@ static uint64_t hash_stack(pid_t tid, const struct frame *f, size_t n)
 	return h | 1;
 }
 
-static bool same(const struct stack *s, pid_t pid, pid_t tid, const struct frame *f, size_t n)
+static bool same(const struct stack *s, pid_t pid, pid_t tid, enum sample_where where,
+		 const struct frame *f, size_t n)
 {
-	if (s->pid != pid || s->tid != tid || s->n != n)
+	if (s->pid != pid || s->tid != tid || s->where != where || s->n != n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (s->frames[i].name != f[i].name || s->frames[i].addr != f[i].addr ||
@@ -59,22 +60,23 @@ static void rehash(struct profile *p)
 	p->cap = cap;
 }
 
-void profile_add(struct profile *p, pid_t pid, pid_t tid, const struct frame *frames, size_t n,
-		 uint64_t ns, uint64_t ts)
+void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
+		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts)
 {
-	uint64_t h = hash_stack(tid, frames, n);
+	uint64_t h = hash_stack(tid, frames, n) ^ where;
 	struct stack *s;
 	size_t k;
 
 	if ((p->n + 1) * 2 > p->cap)
 		rehash(p);
 	for (k = h & (p->cap - 1); (s = p->tab[k]); k = (k + 1) & (p->cap - 1))
-		if (s->hash == h && same(s, pid, tid, frames, n))
+		if (s->hash == h && same(s, pid, tid, where, frames, n))
 			break;
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
 		s->pid = pid;
 		s->tid = tid;
+		s->where = where;
 		s->n = n;
 		s->hash = h;
 		s->frames = xmalloc((n ? n : 1) * sizeof(*frames));

@@ -31,8 +31,19 @@ struct frame {
 	uint8_t kind;
 };
 
+/* Where a sample found the CPU, for the live view's QEMU share. */
+enum sample_where {
+	IN_GUEST,	/* translated code */
+	IN_HELPER,	/* a helper called from translated code */
+	IN_TRANSLATION, /* QEMU translating guest code */
+	IN_QEMU,	/* the rest of QEMU: its loop, syscall emulation */
+	IN_KERNEL,	/* the host kernel (syscalls, faults, interrupts) */
+	IN_MAX,
+};
+
 struct stack {
 	pid_t pid, tid;
+	uint8_t where;
 	uint32_t n;
 	uint64_t count;
 	uint64_t ns;
@@ -55,8 +66,8 @@ struct profile {
 
 void profile_init(struct profile *p, unsigned int freq);
 /* Count one sample of FRAMES (root first) that stands for NS of CPU. */
-void profile_add(struct profile *p, pid_t pid, pid_t tid, const struct frame *frames, size_t n,
-		 uint64_t ns, uint64_t ts);
+void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
+		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts);
 /* Remember COMM of PID, while it runs: the root frame is COMM-PID. */
 void profile_see_process(struct profile *p, pid_t pid);
 const char *profile_root(const struct profile *p, pid_t pid);

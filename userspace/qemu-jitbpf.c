@@ -33,6 +33,7 @@
 #include "session.h"
 #include "symbols.h"
 #include "target.h"
+#include "top.h"
 #include "uftrace.h"
 #include "util.h"
 #include "warmup.h"
@@ -49,7 +50,9 @@ static struct env {
 	char **guest_elves;
 	int nguest_elves;
 	unsigned long ringbuf_mb;
-	bool profile;
+	bool profile;	  /* sample, for --profile or --top */
+	bool profile_out; /* --profile: write files */
+	bool top;
 	struct profiler_opts prof;
 } env = {
 	.prof = {.freq = 99},
@@ -62,7 +65,7 @@ static const char doc[] =
 	"\n"
 	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [--uftrace[=DIR]] [-o DIR]\n"
 	"                   [--profile[=FILE]]... [-F HZ] [--call-graph=fp|dwarf[,BYTES]]\n"
-	"                   [-d SECONDS] [--guest-elf PATH[:BIAS]]... [-v]\n"
+	"                   [--top] [-d SECONDS] [--guest-elf PATH[:BIAS]]... [-v]\n"
 	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
 	"\n"
 	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
@@ -75,6 +78,7 @@ static const char doc[] =
 	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
 	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
 	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
+	"    qemu-jitbpf -p 1234 --top             # live, like perf top\n"
 	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
 	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
 
@@ -87,6 +91,7 @@ enum {
 	OPT_RINGBUF,
 	OPT_PROFILE,
 	OPT_CALL_GRAPH,
+	OPT_TOP,
 };
 
 static const struct argp_option opts[] = {
@@ -103,6 +108,8 @@ static const struct argp_option opts[] = {
 	{"profile", OPT_PROFILE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Sample the guest's call stacks into FILE: .pb.gz pprof, .svg flame graph, else "
 	 "folded stacks (default profile-PID.folded); repeatable",
+	 0},
+	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
 	{"freq", 'F', "HZ", 0, "Samples per second and CPU (default 99)", 0},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
@@ -146,8 +153,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_UFTRACE:
 		env.uftrace = arg ? arg : "uftrace.data";
 		break;
+	case OPT_TOP:
+		env.profile = env.top = true;
+		break;
 	case OPT_PROFILE:
-		env.profile = true;
+		env.profile = env.profile_out = true;
 		if (arg) {
 			env.prof.files =
 				xrealloc(env.prof.files, (env.prof.nfiles + 1) * sizeof(char *));
@@ -342,6 +352,45 @@ static uint64_t lost_events(struct qemu_jitbpf_bpf *skel)
 	return skel->bss->counters[QJ_LOST_RECORDS] + skel->bss->counters[QJ_LOST_CALLS];
 }
 
+/* --top: read the keys, redraw every second; false once the user quits. */
+static bool top_tick(pid_t pid, uint64_t now, uint64_t *last)
+{
+	struct top_info info = {pid, env.prof.freq, profiler_lost(&profiler)};
+	int key;
+
+	while ((key = top_key())) {
+		if (key == 'q')
+			return false;
+		if (key == 'z')
+			profile_reset(&profiler.prof);
+	}
+	if (now - *last >= 1000000000ull) {
+		*last = now;
+		top_render(&profiler.prof, &info);
+	}
+	return true;
+}
+
+/* Can the profiles be written?  Said before anything runs, not after. */
+static int check_profile_paths(void)
+{
+	for (int i = 0; i < env.prof.nfiles; i++) {
+		char *dir = xstrdup(env.prof.files[i]), *slash = strrchr(dir, '/');
+		int err;
+
+		if (slash)
+			*slash = 0;
+		err = access(slash ? (*dir ? dir : "/") : ".", W_OK | X_OK) ? -errno : 0;
+		if (err)
+			pr_err("cannot write the profile %s: %s", env.prof.files[i],
+			       strerror(-err));
+		free(dir);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* --profile with no FILE: profile-PID.folded in -o DIR or here. */
 static void default_profile(pid_t pid, const char *outdir)
 {
@@ -431,7 +480,7 @@ int main(int argc, char **argv)
 	long long uft_records = -1;
 	char *cmdline = NULL;
 	bool session_started = false, tty = isatty(STDERR_FILENO), nameless = false;
-	uint64_t start, last_status = 0, lost;
+	uint64_t start, last_status = 0, last_top = 0, lost;
 	char *outdir = NULL, path[PATH_MAX];
 	int err;
 
@@ -451,6 +500,12 @@ int main(int argc, char **argv)
 			return 1;
 		outdir = realpath(env.outdir, NULL);
 	}
+	if (env.top && !isatty(STDOUT_FILENO)) {
+		pr_err("--top needs a terminal on standard output");
+		return 1;
+	}
+	if (check_profile_paths())
+		return 1;
 	err = check_privileges();
 	if (err)
 		return 1;
@@ -503,7 +558,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (env.profile) {
-		default_profile(target.pid, outdir);
+		if (env.profile_out)
+			default_profile(target.pid, outdir);
 		err = profiler_open(&profiler, &env.prof, &s, bpf_map__fd(skel->maps.events));
 		if (err)
 			goto cleanup;
@@ -529,6 +585,8 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
+	if (env.top)
+		top_start();
 	start = mono_ns();
 	if (!env.cmd)
 		pr_dbg("attached to %s (pid %d)", target.exe, target.pid);
@@ -550,12 +608,15 @@ int main(int argc, char **argv)
 			break;
 		if (!target_alive(&target))
 			break;
-		if (tty && !env.cmd && mono_ns() - last_status > 1000000000ull) {
+		if (env.top && !top_tick(target.pid, mono_ns(), &last_top))
+			break;
+		if (tty && !env.cmd && !env.top && mono_ns() - last_status > 1000000000ull) {
 			last_status = mono_ns();
 			status_line(&s, skel, target.pid);
 		}
 	}
 stop:
+	top_stop();
 	if (tty && last_status)
 		fputc('\n', stderr);
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
@@ -656,6 +717,7 @@ stop:
 		detach_all(skel, true);
 
 cleanup:
+	top_stop();
 	if (warm)
 		warmup_fd = warmup_finish(warm);
 	if (warmup_fd >= 0)

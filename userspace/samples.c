@@ -198,6 +198,18 @@ static size_t plausible(struct session *s, const uint64_t *pcs, size_t n)
 	return n;
 }
 
+static enum sample_where where(const struct pending *p)
+{
+	if (p->r.nkern)
+		return IN_KERNEL;
+	if (p->jit)
+		return p->jit_ret ? IN_HELPER : IN_GUEST;
+	for (uint32_t i = 0; i < p->nhost; i++)
+		if (strstr(p->host[i].name, "tb_gen_code"))
+			return IN_TRANSLATION;
+	return IN_QEMU;
+}
+
 static void resolve(struct session *s, struct pending *p)
 {
 	static struct frame frames[UNWIND_MAX + HOST_MAX];
@@ -248,7 +260,7 @@ static void resolve(struct session *s, struct pending *p)
 	for (uint32_t i = p->nhost; i-- > 0;)
 		if (p->host[i].kind == FRAME_KERNEL)
 			frames[n++] = p->host[i];
-	profile_add(ss->prof, r->pid, r->hdr.tid, frames, n, r->period, r->hdr.ts);
+	profile_add(ss->prof, r->pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
 }
 
 static void resolve_until(struct session *s, uint64_t before)

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# qemu-jitbpf --profile and --top: what QEMU 10.2.2 x86_64 users see in a
+# browser, a terminal and on a third-party guest; the command line.
+
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	[ -x "$QEMU_JITBPF" ] || fail "make tool first"
+	Q=$(qemu_bin 10.2.2 x86_64)
+	A=$(qemu_bin 10.2.2 aarch64)
+	D=$BATS_TEST_TMPDIR
+	cd "$D"
+}
+
+teardown() {
+	stop_bg
+	tmux kill-session -t "qj-top-$$" 2>/dev/null || true
+}
+
+screenshot() { # SVG-URL PNG
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --window-size=1200,600 \
+		--screenshot="$2" "$1" >/dev/null 2>&1
+	[ -s "$2" ] || fail "chromium wrote no screenshot of $1"
+}
+
+@test "the flame graph renders in chromium, zooms and searches" {
+	run "$QEMU_JITBPF" --profile="$D/p.svg" -F 999 -- "$Q" "$(guest x86_64 tree)" 100000
+	assert_success
+	screenshot "file://$D/p.svg" "$D/p.png"
+	read -r colours share < <(python3 "$TOP/tests/png-colours.py" "$D/p.png")
+	echo "# $colours colours, $share of the pixels not background" >&3
+	[ "$colours" -ge 20 ] || fail "$colours colours: blank?"
+	awk -v s="$share" 'BEGIN { exit !(s >= 0.05) }' || fail "only $share drawn"
+	# Search marks short_path's box (#s=), zooming into it (#z=) widens
+	# it to the whole graph: about three times the marked pixels.
+	screenshot "file://$D/p.svg#s=%5Eshort_path%24" "$D/s.png"
+	screenshot "file://$D/p.svg#z=short_path&s=%5Eshort_path%24" "$D/z.png"
+	s=$(python3 "$TOP/tests/png-colours.py" "$D/s.png" 230,0,230)
+	z=$(python3 "$TOP/tests/png-colours.py" "$D/z.png" 230,0,230)
+	echo "# marked pixels: $s, zoomed $z" >&3
+	[ "$s" -gt 1000 ] || fail "search marked $s pixels"
+	[ "$z" -gt $((s * 2)) ] || fail "zoom: $z marked pixels vs $s"
+}
+
+@test "--top shows the hottest guest functions live under tmux; q quits" {
+	start_bg "$Q" "$(guest x86_64 tree)" 100000000
+	sleep 0.5
+	tmux new-session -d -s "qj-top-$$" -x 120 -y 30 \
+		"$QEMU_JITBPF -p $BG_PID --top -F 199 2>$D/top.err; echo EXIT=\$? >$D/top.exit"
+	sleep 4
+	screen=$(tmux capture-pane -p -t "qj-top-$$")
+	echo "$screen" | sed 's/^/# /' >&3
+	grep -qE '^qemu-jitbpf --top: qemu-x86_64-'"$BG_PID"', 199 Hz, [0-9]+ samples, 0 lost' \
+		<<<"$screen" || fail "no header"
+	grep -qE '^CPU: guest code [0-9.]+%, helpers [0-9.]+%, translation [0-9.]+%' <<<"$screen"
+	# leaf_work first, with most of the self time; main has all of it.
+	first=$(grep -A1 'self%' <<<"$screen" | tail -n1)
+	[[ "$first" =~ ^\ +([0-9.]+)%\ +([0-9.]+)%\ +leaf_work\ +tree$ ]] || fail "first row: $first"
+	awk -v s="${BASH_REMATCH[1]}" 'BEGIN { exit !(s >= 80) }' || fail "leaf_work self ${BASH_REMATCH[1]}%"
+	grep -qE '^ +[0-9.]+% +(99|100)\.[0-9]+% +main +tree$' <<<"$screen" || fail "main total"
+	tmux send-keys -t "qj-top-$$" q
+	wait_for_file "$D/top.exit" 10
+	assert_equal "$(cat "$D/top.exit")" EXIT=0
+	kill -0 "$BG_PID" || fail "QEMU did not survive --top"
+}
+
+@test "python3, a stripped third-party guest: samples land in its functions and libc's" {
+	run "$QEMU_JITBPF" --profile="$D/p.folded" -F 999 -- "$Q" /usr/bin/python3 -c '
+for i in range(1500):
+    b = bytes(1000000); b.find(b"x"); s = str(i) * 100; s.upper()'
+	assert_success
+	py=$(readlink -f /usr/bin/python3)
+	libc=/usr/lib/x86_64-linux-gnu/libc.so.6
+	id=$(readelf -n "$libc" | awk '/Build ID/ { print $3 }')
+	nm -D --defined-only "$py" | awk '{ print $3 }' >"$D/py.syms"
+	{ nm -D --defined-only "$libc"; nm --defined-only \
+		"/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null; } |
+		awk '{ print $3 }' | sed 's/@.*//' >"$D/libc.syms"
+	# The guest leaf: the last frame without a _[q] or _[k] mark.
+	awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); leaf = ""
+	       for (i = 2; i <= k; i++) if (f[i] !~ /_\[[qk]\]$/) leaf = f[i]
+	       print leaf, n }' "$D/p.folded" >"$D/leaves"
+	read -r total inpy inlibc < <(awk -v lo=0x400000 '
+		FILENAME ~ /py.syms$/ { py[$1] = 1; next }
+		FILENAME ~ /libc.syms$/ { libc[$1] = 1; next }
+		{ total += $2 }
+		$1 in py || $1 ~ /^guest-0x[4-9a][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/ { p += $2 }
+		$1 in libc { l += $2 }
+		END { print total, p + 0, l + 0 }' "$D/py.syms" "$D/libc.syms" "$D/leaves")
+	echo "# $total samples: $inpy in $py, $inlibc in libc" >&3
+	[ "$total" -ge 500 ]
+	[ $((inpy * 100 / total)) -ge 5 ] || fail "$inpy samples in python"
+	[ $((inlibc * 100 / total)) -ge 20 ] || fail "$inlibc samples in libc"
+	grep -q '_PyEval_EvalFrameDefault' "$D/leaves" || fail "no sample in the interpreter loop"
+	# Translating python's code shows as QEMU frames above the guest's.
+	grep -qE '^qemu-x86_64-[0-9]+;[^ ]*[^q];[^ ]*tb_gen_code_\[q\]' "$D/p.folded" ||
+		fail "no translation time as QEMU frames"
+}
+
+@test "--profile goes with --perfmap, --jitdump and --uftrace in one run" {
+	run "$QEMU_JITBPF" --perfmap --jitdump --uftrace="$D/u" -o "$D" --profile -- \
+		"$A" "$(guest aarch64 tree)" 30000
+	assert_success
+	pid=$(sed -nE 's|^qemu-jitbpf: perf map: /tmp/perf-([0-9]+)\.map$|\1|p' <<<"$output")
+	[ -n "$pid" ]
+	grep -q ' leaf_work$' "/tmp/perf-$pid.map"
+	rm -f "/tmp/perf-$pid.map"
+	[ -s "$D/jit-$pid.dump" ]
+	assert_line "qemu-jitbpf: profile: $D/profile-$pid.folded"
+	grep -q ';main;short_path;leaf_work ' "$D/profile-$pid.folded"
+	run uftrace report -d "$D/u" -f call -s call --no-pager
+	assert_success
+	assert_output --regexp '30000 +short_path'
+}
+
+@test "profiler options: bad input is a one-line error" {
+	run "$QEMU_JITBPF" -F 0 -p 1 --profile
+	assert_failure
+	assert_output --partial "invalid frequency '0'"
+	run "$QEMU_JITBPF" --call-graph=lbr -p 1 --profile
+	assert_failure
+	assert_output --partial "invalid call graph 'lbr' (fp or dwarf[,BYTES])"
+	run "$QEMU_JITBPF" --call-graph=dwarf,7 -p 1 --profile
+	assert_failure
+	assert_output --partial "invalid stack size '7'"
+	run -0 true
+	run "$QEMU_JITBPF" --top -p 1 </dev/null
+	assert_failure
+	assert_output "qemu-jitbpf: --top needs a terminal on standard output"
+	# A profile that cannot be written fails the run, and leaves nothing.
+	run "$QEMU_JITBPF" --profile="$D/no/such/dir/p.folded" -- "$Q" "$(guest x86_64 tree)" 1000
+	assert_failure
+	assert_output --partial "$D/no/such/dir/p.folded"
+	[ ! -e "$D/no" ]
+}
