@@ -154,6 +154,7 @@ bench: tool guests qemu qemu-ref
 	@bench/attached.sh
 	@bench/backtoback.sh
 	@bench/uftrace.sh
+	@bench/profile.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

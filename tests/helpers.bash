@@ -9,7 +9,7 @@ bats_load_library bats-assert
 
 # The probes we add; docs/probes.md describes each.
 OUR_PROBES="tb_gen_code_done tcg_prologue tb_flush jit_attach jitdump_marker
-linux_user_guest_base linux_user_elf_image jit_attach_wait jit_attach_request"
+linux_user_guest_base linux_user_elf_image jit_attach_wait jit_attach_request jit_vcpu"
 
 qemu_bin() { # VERSION ARCH
 	echo "$BUILD/qemu-$1/bin/qemu-$2"

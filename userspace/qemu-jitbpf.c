@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -689,6 +690,14 @@ stop:
 		}
 	}
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
+			       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	}
 	if (s.tbs_early)
 		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
 		       "again what still runs)",

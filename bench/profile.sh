@@ -1,0 +1,118 @@
+#!/bin/bash
+# Cost of the sampling profiler (--profile), QEMU 10.2.2, x86_64 guests:
+#
+#   steady   tree.c, compute-bound, ~9 s (STEADY_SECONDS), whole commands:
+#            plain QEMU; --profile at 99 and 999 Hz, --call-graph=fp and
+#            dwarf; `perf record -F 99 -g` around `qemu-jitbpf --perfmap`
+#            (what a user would do instead); QEMU's own -perfmap (unpatched)
+#   W1       python3 imports, translation-heavy: plain, fp and dwarf at 99 Hz
+#   memory   the tool's peak RSS on W1 and on a flush-heavy python3 run of
+#            FLUSH_SECONDS (60) with a 2 MiB code buffer
+#
+# Every command is timed whole, the tool's own CPU time included (wall
+# time, and user+system of the command and all its children).  Runs are
+# interleaved; figures are medians of ROUNDS, ratios to plain, and the
+# median of the ratios within each round.  Lost samples are summed.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
+ROUNDS=${ROUNDS:-5}
+STEADY_SECONDS=${STEADY_SECONDS:-9}
+FLUSH_SECONDS=${FLUSH_SECONDS:-60}
+REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
+PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+TOOL=$TOP/build/bin/qemu-jitbpf
+TREE=$TOP/build/guests/x86_64/tree
+
+need "make qemu qemu-ref tool guests" "$REF" "$PAT" "$TOOL" "$TREE"
+need_rounds
+need_root
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# Rounds of tree.c that take STEADY_SECONDS on plain QEMU.
+t0=$EPOCHREALTIME
+"$PAT" "$TREE" 200000 >/dev/null
+t=$(echo "$EPOCHREALTIME - $t0" | bc -l)
+N=$(echo "200000 * $STEADY_SECONDS / $t" | bc)
+
+lost=0 samples=0
+# WORKLOAD MODE -> "wall-seconds cpu-seconds" on stdout
+run_mode() {
+	local w=$1 m=$2 t0 t1 err=$work/err cmd
+	if [ "$w" = steady ]; then cmd=("$TREE" "$N"); else cmd=(/usr/bin/python3 -c "$W1"); fi
+	settle
+	rm -f "$err"
+	t0=$EPOCHREALTIME
+	case $m in
+	plain) /usr/bin/time -f "%U %S" -o "$work/time" "$PAT" "${cmd[@]}" >/dev/null ;;
+	fp99 | fp999 | dwarf99 | dwarf999)
+		/usr/bin/time -f "%U %S" -o "$work/time" "$TOOL" -v --profile="$work/p.pb.gz" \
+			-F "${m//[a-z]/}" --call-graph="${m//[0-9]/}" -- "$PAT" "${cmd[@]}" \
+			>/dev/null 2>"$err"
+		;;
+	perf99)
+		/usr/bin/time -f "%U %S" -o "$work/time" perf record -q -F 99 -g -e cpu-clock \
+			-o "$work/perf.data" -- "$TOOL" --perfmap -- "$PAT" "${cmd[@]}" >/dev/null 2>"$err"
+		;;
+	ref-perfmap) /usr/bin/time -f "%U %S" -o "$work/time" "$REF" -perfmap "${cmd[@]}" >/dev/null ;;
+	esac
+	t1=$EPOCHREALTIME
+	if [ -s "$err" ] && grep -q 'samples at' "$err"; then
+		lost=$((lost + $(sed -nE 's/^qemu-jitbpf: [0-9]+ samples at [0-9]+ Hz, ([0-9]+) samples lost$/\1/p' "$err")))
+		samples=$((samples + $(sed -nE 's/^qemu-jitbpf: ([0-9]+) samples at .*/\1/p' "$err")))
+		sed -nE 's/^qemu-jitbpf: peak RSS ([0-9]+) KiB.*/\1/p' "$err" >"$work/rss"
+	fi
+	find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work" -delete
+	echo "$(echo "$t1 - $t0" | bc -l) $(awk '{ print $1 + $2 }' "$work/time")"
+}
+
+declare -A wall cpu
+bench() { # WORKLOAD MODE...
+	local w=$1 i k m
+	shift
+	local modes=("$@")
+	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches
+	for ((i = 0; i < ROUNDS; i++)); do
+		for ((k = 0; k < ${#modes[@]}; k++)); do
+			m=${modes[$(((i + k) % ${#modes[@]}))]}
+			read -r a c < <(run_mode "$w" "$m")
+			wall[$w-$m]+=" $a"
+			cpu[$w-$m]+=" $c"
+		done
+	done
+	plain=$(median_of "${wall[$w-plain]}")
+	pcpu=$(median_of "${cpu[$w-plain]}")
+	for m in "${modes[@]}"; do
+		v=$(median_of "${wall[$w-$m]}")
+		c=$(median_of "${cpu[$w-$m]}")
+		paired=$(paste <(tr ' ' '\n' <<<"${wall[$w-$m]}" | grep .) \
+			<(tr ' ' '\n' <<<"${wall[$w-plain]}" | grep .) | awk '{ print $1 / $2 }' | median)
+		printf '%-7s %-12s wall %7.3f s  ratio %.3f  per round %.3f   CPU %7.3f s  ratio %.3f\n' \
+			"$w" "$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$c" \
+			"$(echo "$c / $pcpu" | bc -l)"
+	done
+}
+
+echo "--profile cost, QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
+echo "steady: tree $N (~$STEADY_SECONDS s plain)"
+bench steady plain fp99 fp999 dwarf99 dwarf999 perf99 ref-perfmap
+bench w1 plain fp99 dwarf99
+echo "samples: $samples taken, $lost lost"
+
+run_mode w1 fp99 >/dev/null
+echo "tool peak RSS on W1 (fp, 99 Hz): $(cat "$work/rss") KiB"
+# Flush-heavy: python3 with a 2 MiB code buffer, FLUSH_SECONDS long.
+"$TOOL" -v --profile="$work/f.pb.gz" -- "$PAT" -tb-size 2 /usr/bin/python3 -c "
+import json, time
+t = time.time()
+while time.time() - t < $FLUSH_SECONDS:
+    json.loads(json.dumps({'a': [1, 2.5, 'x'] * 50})); str(list(range(100)))
+" >/dev/null 2>"$work/err"
+fl=$(sed -nE 's/^qemu-jitbpf: [0-9]+ TBs, ([0-9]+) flushes.*/\1/p' "$work/err")
+echo "tool peak RSS on a ${FLUSH_SECONDS} s flush-heavy guest ($fl flushes):" \
+	"$(sed -nE 's/^qemu-jitbpf: peak RSS ([0-9]+) KiB.*/\1/p' "$work/err") KiB;" \
+	"$(grep -E 'samples at' "$work/err" | sed 's/^qemu-jitbpf: //')"
