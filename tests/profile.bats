@@ -135,3 +135,20 @@ for i in range(1500):
 	assert_output --partial "$D/no/such/dir/p.folded"
 	[ ! -e "$D/no" ]
 }
+
+@test "valgrind: no memory error and no leak in the profiler (fp and dwarf, every writer)" {
+	vg() {
+		valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+			--leak-check=full --errors-for-leak-kinds=definite,possible "$@"
+	}
+	run vg "$QEMU_JITBPF" --profile="$D/p.folded" --profile="$D/p.pb.gz" --profile="$D/p.svg" \
+		-F 999 -- "$Q" "$(guest x86_64 tree)" 50000
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	grep -q ';short_path;leaf_work ' "$D/p.folded"
+	run vg "$QEMU_JITBPF" --profile="$D/d.folded" --call-graph=dwarf -F 999 -- \
+		"$A" "$(guest aarch64 tree-o2-nofp)" 50000
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	grep -q ';main;long_path;long_mid;long_inner;leaf_work ' "$D/d.folded"
+}

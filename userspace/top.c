@@ -73,16 +73,41 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static struct row *row_of(struct row **rows, size_t *n, size_t *cap, const struct frame *f)
+/* The rows, and an index of them by interned name. */
+struct rows {
+	struct row *v;
+	size_t n, cap;
+	size_t *idx; /* open addressing: row + 1, 0 for empty */
+	size_t icap;
+};
+
+static size_t slot(const struct rows *t, const char *name)
+{
+	return ((uintptr_t)name * 0x9e3779b97f4a7c15ull >> 20) & (t->icap - 1);
+}
+
+static struct row *row_of(struct rows *t, const struct frame *f)
 {
 	const char *image = f->elf ? strrchr(elf_file_path(f->elf), '/') : NULL;
+	size_t k;
 
-	for (size_t i = 0; i < *n; i++)
-		if ((*rows)[i].name == f->name)
-			return &(*rows)[i];
-	grow(rows, cap, *n + 1, sizeof(**rows));
-	(*rows)[*n] = (struct row){f->name, image ? image + 1 : "?", 0, 0};
-	return &(*rows)[(*n)++];
+	if ((t->n + 1) * 2 > t->icap) {
+		free(t->idx);
+		t->icap = t->icap ? t->icap * 2 : 256;
+		t->idx = xcalloc(t->icap, sizeof(*t->idx));
+		for (size_t i = 0; i < t->n; i++) {
+			for (k = slot(t, t->v[i].name); t->idx[k]; k = (k + 1) & (t->icap - 1))
+				;
+			t->idx[k] = i + 1;
+		}
+	}
+	for (k = slot(t, f->name); t->idx[k]; k = (k + 1) & (t->icap - 1))
+		if (t->v[t->idx[k] - 1].name == f->name)
+			return &t->v[t->idx[k] - 1];
+	grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+	t->v[t->n] = (struct row){f->name, image ? image + 1 : "?", 0, 0};
+	t->idx[k] = ++t->n;
+	return &t->v[t->n - 1];
 }
 
 static double pct(uint64_t part, uint64_t all)
@@ -98,8 +123,9 @@ void top_render(const struct profile *p, const struct top_info *info)
 		[IN_KERNEL] = "kernel",
 	};
 	uint64_t share[IN_MAX] = {0};
-	struct row *rows = NULL;
-	size_t n = 0, cap = 0;
+	struct rows t = {0};
+	struct row *rows;
+	size_t n;
 	struct winsize ws = {.ws_row = 24, .ws_col = 80};
 	int lines;
 
@@ -119,13 +145,15 @@ void top_render(const struct profile *p, const struct top_info *info)
 			/* A recursive function counts once per sample. */
 			for (uint32_t j = 0; j < k; j++)
 				again |= s->frames[j].name == s->frames[k].name;
-			r = row_of(&rows, &n, &cap, &s->frames[k]);
+			r = row_of(&t, &s->frames[k]);
 			if (!again)
 				r->total += s->count;
 		}
 		if (leaf >= 0 && s->where == IN_GUEST)
-			row_of(&rows, &n, &cap, &s->frames[leaf])->self += s->count;
+			row_of(&t, &s->frames[leaf])->self += s->count;
 	}
+	rows = t.v;
+	n = t.n;
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_row);
 	printf("\033[H\033[2J");
@@ -143,5 +171,6 @@ void top_render(const struct profile *p, const struct top_info *info)
 		printf(" %6.2f%% %6.2f%%  %-40.40s %s\n", pct(rows[i].self, p->samples),
 		       pct(rows[i].total, p->samples), rows[i].name, rows[i].image);
 	fflush(stdout);
-	free(rows);
+	free(t.v);
+	free(t.idx);
 }
