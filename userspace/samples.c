@@ -215,38 +215,39 @@ static void resolve(struct session *s, struct pending *p)
 	static struct frame frames[UNWIND_MAX + HOST_MAX];
 	struct samples *ss = s->smp;
 	const struct qj_sample *r = &p->r;
+	bool vcpu = r->flags & QJ_SAMPLE_VCPU, known = true;
 	uint64_t pcs[UNWIND_MAX], leaf = 0;
 	size_t n = 0, np = 0;
-	bool known = true;
 
-	if (r->flags & QJ_SAMPLE_VCPU) {
-		if (p->jit) {
-			/* Where the code at the host address came from, in the
-			 * generation of code the sample ran. */
-			const struct code_range *c =
-				ss->after_flush && s->flush_pending
-					? NULL
-					: codemap_find(&s->insns, p->jit - p->jit_ret);
+	if (p->jit) {
+		/* Where the code at the host address came from, in the
+		 * generation of code the sample ran. */
+		const struct code_range *c = ss->after_flush && s->flush_pending
+						     ? NULL
+						     : codemap_find(&s->insns, p->jit - p->jit_ret);
 
-			if (!c)
-				known = false;
-			else if (p->jit_ret && c->tb_end)
-				/* A helper of the TB's last instruction, a jump:
-				 * env holds the state after the jump, exactly. */
-				leaf = r->gregs[QJ_PC];
-			else
-				leaf = c->guest;
-		} else {
-			/* In QEMU (translating, emulating a syscall): the guest
-			 * pc in env is exact there. */
+		if (!c)
+			known = false;
+		else if (p->jit_ret && c->tb_end && vcpu)
+			/* A helper of the TB's last instruction, a jump: env
+			 * holds the state after the jump, exactly. */
 			leaf = r->gregs[QJ_PC];
-		}
-		if (known)
-			np = ss->dwarf ? unwind_dwarf(&s->guest, r, leaf, pcs, UNWIND_MAX)
-				       : unwind_fp(&s->guest, r, leaf, pcs, UNWIND_MAX);
 		else
-			ss->unknown_jit++;
+			leaf = c->guest;
+	} else if (vcpu) {
+		/* In QEMU (translating, emulating a syscall): the guest pc in
+		 * env is exact there. */
+		leaf = r->gregs[QJ_PC];
+	}
+	if (!known) {
+		ss->unknown_jit++;
+	} else if (vcpu) {
+		np = ss->dwarf ? unwind_dwarf(&s->guest, r, leaf, pcs, UNWIND_MAX)
+			       : unwind_fp(&s->guest, r, leaf, pcs, UNWIND_MAX);
 		np = plausible(s, pcs, np);
+	} else if (p->jit) {
+		/* A thread not (yet) reported as a vCPU's: the leaf alone. */
+		pcs[np++] = leaf;
 	}
 	/* Root first: the guest's callers, its leaf, then the host's. */
 	for (size_t i = np; i-- > 0;)
