@@ -10,9 +10,9 @@
 #            FLUSH_SECONDS (60) with a 2 MiB code buffer
 #
 # Every command is timed whole, the tool's own CPU time included (wall
-# time, and user+system of the command and all its children).  Runs are
-# interleaved; figures are medians of ROUNDS, ratios to plain, and the
-# median of the ratios within each round.  Lost samples are summed.
+# time, and user+system of the command and all its children).  Each run of
+# a mode sits between two plain runs; its ratio is to their mean, and the
+# figures are medians over ROUNDS.  Lost samples are summed.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,37 +70,47 @@ run_mode() {
 	echo "$(echo "$t1 - $t0" | bc -l) $(awk '{ print $1 + $2 }' "$work/time")"
 }
 
-declare -A wall cpu
-bench() { # WORKLOAD MODE...
-	local w=$1 i k m
+declare -A wall cpu ratio cratio
+# Each round runs plain between every two other modes: plain m1 plain m2
+# ... plain.  A mode's ratio in a round is to the mean of the plain runs
+# right before and after it, so the machine's drift over a round (minutes)
+# does not enter it.
+bench() { # WORKLOAD MODE... (plain implied)
+	local w=$1 i k m a c pa pc
 	shift
 	local modes=("$@")
-	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches
+	run_mode "$w" plain >/dev/null # warm caches
+	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done
 	for ((i = 0; i < ROUNDS; i++)); do
+		read -r pa pc < <(run_mode "$w" plain)
+		wall[$w-plain]+=" $pa"
+		cpu[$w-plain]+=" $pc"
 		for ((k = 0; k < ${#modes[@]}; k++)); do
 			m=${modes[$(((i + k) % ${#modes[@]}))]}
 			read -r a c < <(run_mode "$w" "$m")
+			read -r pa2 pc2 < <(run_mode "$w" plain)
+			wall[$w-plain]+=" $pa2"
+			cpu[$w-plain]+=" $pc2"
 			wall[$w-$m]+=" $a"
 			cpu[$w-$m]+=" $c"
+			ratio[$w-$m]+=" $(echo "2 * $a / ($pa + $pa2)" | bc -l)"
+			cratio[$w-$m]+=" $(echo "2 * $c / ($pc + $pc2)" | bc -l)"
+			pa=$pa2 pc=$pc2
 		done
 	done
-	plain=$(median_of "${wall[$w-plain]}")
-	pcpu=$(median_of "${cpu[$w-plain]}")
+	printf '%-7s %-12s wall %7.3f s                  CPU %7.3f s\n' "$w" plain \
+		"$(median_of "${wall[$w-plain]}")" "$(median_of "${cpu[$w-plain]}")"
 	for m in "${modes[@]}"; do
-		v=$(median_of "${wall[$w-$m]}")
-		c=$(median_of "${cpu[$w-$m]}")
-		paired=$(paste <(tr ' ' '\n' <<<"${wall[$w-$m]}" | grep .) \
-			<(tr ' ' '\n' <<<"${wall[$w-plain]}" | grep .) | awk '{ print $1 / $2 }' | median)
-		printf '%-7s %-12s wall %7.3f s  ratio %.3f  per round %.3f   CPU %7.3f s  ratio %.3f\n' \
-			"$w" "$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$c" \
-			"$(echo "$c / $pcpu" | bc -l)"
+		printf '%-7s %-12s wall %7.3f s  ratio %.3f     CPU %7.3f s  ratio %.3f\n' \
+			"$w" "$m" "$(median_of "${wall[$w-$m]}")" "$(median_of "${ratio[$w-$m]}")" \
+			"$(median_of "${cpu[$w-$m]}")" "$(median_of "${cratio[$w-$m]}")"
 	done
 }
 
 echo "--profile cost, QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
 echo "steady: tree $N (~$STEADY_SECONDS s plain)"
-bench steady plain fp99 fp999 dwarf99 dwarf999 perf99 ref-perfmap
-bench w1 plain fp99 dwarf99
+bench steady fp99 fp999 dwarf99 dwarf999 perf99 ref-perfmap
+bench w1 fp99 dwarf99
 echo "samples: $samples taken, $lost lost"
 
 run_mode w1 fp99 >/dev/null

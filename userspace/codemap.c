@@ -13,7 +13,7 @@ void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const cha
 	if (!size)
 		return; /* perf never matches an empty symbol */
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = (struct code_range){host, size, ++m->seq, name, guest, tb_end};
+	m->v[m->n++] = (struct code_range){host, size, tb_end, ++m->seq, name, guest};
 	m->live = false;
 }
 
@@ -39,12 +39,13 @@ const struct code_range *codemap_find(struct codemap *m, uint64_t host)
 void codemap_flush(struct codemap *m)
 {
 	m->n = 0;
+	m->checked = 0;
 	m->live = false;
 }
 
 void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
 {
-	m->prologue = (struct code_range){host, size, 0, "qemu-tcg-prologue", 0, false};
+	m->prologue = (struct code_range){host, size, false, 0, "qemu-tcg-prologue", 0};
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -56,12 +57,16 @@ static int cmp_range(const void *a, const void *b)
 	return x->seq < y->seq ? 1 : -1; /* newest first */
 }
 
-/* Are the ranges in increasing order, none overlapping the next? */
-static bool ordered(const struct code_range *v, size_t n)
+/*
+ * Are the ranges in increasing order, none overlapping the next?  Only
+ * those added since the last check are looked at.
+ */
+static bool ordered(struct codemap *m)
 {
-	for (size_t i = 1; i < n; i++)
-		if (v[i].host < v[i - 1].host + v[i - 1].size)
+	for (size_t i = m->checked ? m->checked : 1; i < m->n; i++)
+		if (m->v[i].host < m->v[i - 1].host + m->v[i - 1].size)
 			return false;
+	m->checked = m->n;
 	return true;
 }
 
@@ -75,7 +80,7 @@ size_t codemap_live(struct codemap *m)
 	 * the ranges of one translating thread usually arrive sorted: then
 	 * the prologue only has to go in its place.
 	 */
-	if (ordered(m->v, m->n)) {
+	if (ordered(m)) {
 		if (!m->prologue.size)
 			return m->n;
 		i = count_le(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host),
@@ -85,7 +90,7 @@ size_t codemap_live(struct codemap *m)
 			grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
 			memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
 			m->v[i] = m->prologue;
-			m->n++;
+			m->checked = ++m->n;
 			return m->n;
 		}
 	}
@@ -110,6 +115,7 @@ size_t codemap_live(struct codemap *m)
 		}
 		m->n = j;
 	} while (changed);
+	m->checked = m->n;
 	return m->n;
 }
 

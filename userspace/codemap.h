@@ -14,11 +14,11 @@
 
 struct code_range {
 	uint64_t host;
-	uint64_t size;
-	uint64_t seq;	  /* order of arrival: newer wins an overlap */
-	const char *name; /* interned (intern.h) or static */
-	uint64_t guest;	  /* guest pc of the code, where kept */
+	uint32_t size;	  /* a TB's code is < 64 KiB, and so is the prologue */
 	bool tb_end;	  /* the last guest instruction of its TB */
+	uint64_t seq;	  /* order of arrival: newer wins an overlap */
+	const char *name; /* interned (intern.h) or static; NULL when not kept */
+	uint64_t guest;	  /* guest pc of the code, where kept */
 };
 
 struct codemap {
@@ -26,7 +26,8 @@ struct codemap {
 	size_t n, cap;
 	uint64_t seq;
 	struct code_range prologue;
-	bool live; /* sorted and without overlaps since the last change */
+	bool live;	/* sorted and without overlaps since the last change */
+	size_t checked; /* leading ranges known to be in order */
 };
 
 void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name);

@@ -216,8 +216,7 @@ static void process_tb(struct session *s, const struct tb_record *tb, uint32_t t
 	if (s->smp)
 		for (uint32_t i = 0; i < n; i++)
 			codemap_add_insn(&s->insns, tb->host + ins_start[i],
-					 ins_start[i + 1] - ins_start[i],
-					 run_name(&locs[i], gpc[i]), gpc[i], i == n - 1);
+					 ins_start[i + 1] - ins_start[i], NULL, gpc[i], i == n - 1);
 
 	if (s->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
