@@ -152,3 +152,26 @@ for i in range(1500):
 	assert_success
 	grep -q ';main;long_path;long_mid;long_inner;leaf_work ' "$D/d.folded"
 }
+
+@test "kernel frames: named from /proc/kallsyms, then from a per-boot cache only root can write" {
+	kernel_run() { # the guest calls access() every round: syscalls
+		rm -f "$D/stop"
+		start_bg "$Q" "$(guest x86_64 tree)" -u "$D/stop"
+		(sleep 1.5; touch "$D/stop") &
+		run "$QEMU_JITBPF" -p "$BG_PID" --profile="$D/$1" -F 999
+		assert_success
+		wait_bg 20
+		grep -qE ';__access;[^ ]*_\[q\];[^ ]*entry_SYSCALL_64[^ ]*_\[k\];[^ ]*_\[k\] [0-9]+$' \
+			"$D/$1" || fail "no named syscall frames: $(grep '_\[k\]' "$D/$1" | head -3)"
+	}
+	rm -rf /run/qemu-jitbpf
+	kernel_run fresh.folded
+	cache=$(ls /run/qemu-jitbpf/kallsyms-*)
+	[ "$(stat -c '%a %U' /run/qemu-jitbpf "$cache")" = "700 root
+600 root" ] || fail "$(stat -c '%n %a %U' /run/qemu-jitbpf "$cache")"
+	kernel_run cached.folded
+	# A cache others could have written is not read, but replaced.
+	chmod 644 "$cache"
+	kernel_run replaced.folded
+	[ "$(stat -c %a "$cache")" = 600 ]
+}

@@ -35,7 +35,9 @@ struct range {
 static uint64_t *addrs; /* sorted */
 static const char **names;
 static size_t count;
-static char *blob;	      /* what names point into */
+/* What names point into: every one read stays, as names are handed out. */
+static char **blobs;
+static size_t nblobs, blobs_cap;
 static struct range *trusted; /* kernel text and modules */
 static size_t ntrusted;
 static bool loaded, fresh;
@@ -63,6 +65,12 @@ static char *read_all(const char *path, size_t *len)
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+static void keep(char *buf)
+{
+	grow(&blobs, &blobs_cap, nblobs + 1, sizeof(*blobs));
+	blobs[nblobs++] = buf;
 }
 
 static uint64_t hex(const char **p)
@@ -196,8 +204,7 @@ static bool load_cache(const char *path)
 		names[i] = buf + sizeof(h) + n * 12 + offs[i];
 	}
 	count = n;
-	free(blob);
-	blob = buf;
+	keep(buf);
 	read_trusted(h.stext, h.etext);
 	return true;
 bad:
@@ -241,8 +248,7 @@ static void load_fresh(const char *path)
 	}
 	qsort(v, n, sizeof(*v), cmp_pair);
 	set_table(v, n);
-	free(blob);
-	blob = text;
+	keep(text);
 	if (!n)
 		pr_dbg("no kernel symbols in /proc/kallsyms (kptr_restrict?)");
 	else if (path && stext && etext)
