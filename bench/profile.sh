@@ -12,12 +12,14 @@
 # Every command is timed whole, the tool's own CPU time included (wall
 # time, and user+system of the command and all its children).  Each run of
 # a mode sits between two plain runs; its ratio is to their mean, and the
-# figures are medians over ROUNDS.  Lost samples are summed.
+# figures are medians over ROUNDS.  Every run starts PAUSE (0.5) s after
+# the last tool's detach is done.  Lost samples are summed.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
+PAUSE=${PAUSE:-0.5}
 STEADY_SECONDS=${STEADY_SECONDS:-9}
 FLUSH_SECONDS=${FLUSH_SECONDS:-60}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
@@ -44,7 +46,11 @@ lost=0 samples=0
 run_mode() {
 	local w=$1 m=$2 t0 t1 err=$work/err cmd
 	if [ "$w" = steady ]; then cmd=("$TREE" "$N"); else cmd=(/usr/bin/python3 -c "$W1"); fi
+	# The same pause before every run: a run after a pause goes faster on
+	# this virtual machine, and only runs after a tool would wait for its
+	# detach helper (settle).
 	settle
+	sleep "$PAUSE"
 	rm -f "$err"
 	t0=$EPOCHREALTIME
 	case $m in
