@@ -372,6 +372,31 @@ static bool top_tick(pid_t pid, uint64_t now, uint64_t *last)
 	return true;
 }
 
+/* -v: what each BPF program cost, in the kernel (bpf_enable_stats). */
+static void report_bpf_time(struct qemu_jitbpf_bpf *skel)
+{
+	int fds[32], n = 0;
+	struct bpf_program *p;
+	uint64_t ns = 0, runs = 0;
+
+	bpf_object__for_each_program(p, skel->obj) if (bpf_program__fd(p) >= 0 && n < 16)
+		fds[n++] = bpf_program__fd(p);
+	if (profiler.sm)
+		n += sampler_prog_fds(profiler.sm, fds + n, 32 - n);
+	for (int i = 0; i < n; i++) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+
+		if (bpf_prog_get_info_by_fd(fds[i], &info, &len) || !info.run_cnt)
+			continue;
+		pr_dbg("BPF program %s: %.3f ms in %llu runs", info.name, info.run_time_ns / 1e6,
+		       (unsigned long long)info.run_cnt);
+		ns += info.run_time_ns;
+		runs += info.run_cnt;
+	}
+	pr_dbg("BPF programs: %.3f ms in %" PRIu64 " runs", ns / 1e6, runs);
+}
+
 /* Can the profiles be written?  Said before anything runs, not after. */
 static int check_profile_paths(void)
 {
@@ -483,7 +508,7 @@ int main(int argc, char **argv)
 	bool session_started = false, tty = isatty(STDERR_FILENO), nameless = false;
 	uint64_t start, last_status = 0, last_top = 0, lost;
 	char *outdir = NULL, path[PATH_MAX];
-	int err;
+	int err, stats_fd = -1;
 
 	uint64_t t0 = mono_ns();
 
@@ -518,6 +543,9 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* -v says what the BPF programs cost: the kernel counts it meanwhile. */
+	if (verbose)
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	warm = warmup_start();
 	if (env.cmd)
 		err = target_launch(&target, env.cmd, env.jitdump ? outdir : NULL);
@@ -690,6 +718,8 @@ stop:
 		}
 	}
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (stats_fd >= 0)
+		report_bpf_time(skel);
 	{
 		struct rusage ru;
 
@@ -731,6 +761,8 @@ cleanup:
 		warmup_fd = warmup_finish(warm);
 	if (warmup_fd >= 0)
 		close(warmup_fd);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	ring_buffer__free(rb);
 	profiler_free(&profiler);
 	qemu_jitbpf_bpf__destroy(skel);
