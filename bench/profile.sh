@@ -42,6 +42,7 @@ t=$(echo "$EPOCHREALTIME - $t0" | bc -l)
 N=$(echo "200000 * $STEADY_SECONDS / $t" | bc)
 
 lost=0 samples=0
+declare -A bpf_ms tool_s
 # WORKLOAD MODE -> "wall-seconds cpu-seconds" on stdout
 run_mode() {
 	local w=$1 m=$2 t0 t1 err=$work/err cmd
@@ -71,6 +72,10 @@ run_mode() {
 		lost=$((lost + $(sed -nE 's/^qemu-jitbpf: [0-9]+ samples at [0-9]+ Hz, ([0-9]+) samples lost$/\1/p' "$err")))
 		samples=$((samples + $(sed -nE 's/^qemu-jitbpf: ([0-9]+) samples at .*/\1/p' "$err")))
 		sed -nE 's/^qemu-jitbpf: peak RSS ([0-9]+) KiB.*/\1/p' "$err" >"$work/rss"
+		# The cost itself, beside the noisy ratios: the sampler's time
+		# in the kernel (in QEMU's context), the tool's own CPU time.
+		bpf_ms[$w-$m]+=" $(sed -nE 's/^qemu-jitbpf: BPF program sample: ([0-9.]+) ms.*/\1/p' "$err")"
+		tool_s[$w-$m]+=" $(sed -nE 's/^qemu-jitbpf: peak RSS [0-9]+ KiB, ([0-9.]+) s of CPU$/\1/p' "$err")"
 	fi
 	find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work" -delete
 	echo "$(echo "$t1 - $t0" | bc -l) $(awk '{ print $1 + $2 }' "$work/time")"
@@ -104,12 +109,19 @@ bench() { # WORKLOAD MODE... (plain implied)
 			pa=$pa2 pc=$pc2
 		done
 	done
+	plain=$(median_of "${wall[$w-plain]}")
 	printf '%-7s %-12s wall %7.3f s                  CPU %7.3f s\n' "$w" plain \
-		"$(median_of "${wall[$w-plain]}")" "$(median_of "${cpu[$w-plain]}")"
+		"$plain" "$(median_of "${cpu[$w-plain]}")"
 	for m in "${modes[@]}"; do
 		printf '%-7s %-12s wall %7.3f s  ratio %.3f     CPU %7.3f s  ratio %.3f\n' \
 			"$w" "$m" "$(median_of "${wall[$w-$m]}")" "$(median_of "${ratio[$w-$m]}")" \
 			"$(median_of "${cpu[$w-$m]}")" "$(median_of "${cratio[$w-$m]}")"
+	done
+	for m in "${modes[@]}"; do
+		[ -n "${bpf_ms[$w-$m]:-}" ] || continue
+		b=$(median_of "${bpf_ms[$w-$m]}") t=$(median_of "${tool_s[$w-$m]}")
+		printf '%-7s %-12s sampler in the kernel %.1f ms (%.2f %% of plain), tool CPU %.3f s (%.2f %%)\n' \
+			"$w" "$m" "$b" "$(echo "$b / 10 / $plain" | bc -l)" "$t" "$(echo "$t * 100 / $plain" | bc -l)"
 	done
 }
 
