@@ -298,6 +298,22 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 	return 0;
 }
 
+/* The fds of every BPF program loaded, the profiler's too; the count. */
+static int prog_fds(struct qemu_jitbpf_bpf *skel, int *fds, int max)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		if (bpf_program__fd(p) >= 0 && n < max)
+			fds[n++] = bpf_program__fd(p);
+	}
+	if (profiler.sm)
+		n += sampler_prog_fds(profiler.sm, fds + n, max - n);
+	return n;
+}
+
 /*
  * Drop our links.  First take new fds for them (libbpf keeps the fds of
  * USDT links to itself) and the warm-up uprobe: libbpf's objects then go
@@ -307,13 +323,8 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 static void detach_all(struct qemu_jitbpf_bpf *skel, bool background)
 {
 	struct bpf_link **links = (struct bpf_link **)&skel->links;
-	int progs[16], nprogs = 0, *fds, n;
-	struct bpf_program *p;
+	int progs[16], nprogs = prog_fds(skel, progs, 16), *fds, n;
 
-	bpf_object__for_each_program(p, skel->obj) if (bpf_program__fd(p) >= 0 && nprogs < 16)
-		progs[nprogs++] = bpf_program__fd(p);
-	if (profiler.sm)
-		nprogs += sampler_prog_fds(profiler.sm, progs + nprogs, 16 - nprogs);
 	n = detach_collect(progs, nprogs, &fds);
 	if (warmup_fd >= 0) {
 		fds = xrealloc(fds, (n + 1) * sizeof(*fds));
@@ -375,14 +386,9 @@ static bool top_tick(pid_t pid, uint64_t now, uint64_t *last)
 /* -v: what each BPF program cost, in the kernel (bpf_enable_stats). */
 static void report_bpf_time(struct qemu_jitbpf_bpf *skel)
 {
-	int fds[32], n = 0;
-	struct bpf_program *p;
+	int fds[32], n = prog_fds(skel, fds, 32);
 	uint64_t ns = 0, runs = 0;
 
-	bpf_object__for_each_program(p, skel->obj) if (bpf_program__fd(p) >= 0 && n < 16)
-		fds[n++] = bpf_program__fd(p);
-	if (profiler.sm)
-		n += sampler_prog_fds(profiler.sm, fds + n, 32 - n);
 	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
