@@ -44,7 +44,6 @@ struct {
 	__type(value, struct qj_proc);
 } procs SEC(".maps");
 
-__u64 samples;
 __u64 lost_samples;
 
 SEC("usdt")
@@ -145,7 +144,6 @@ int sample(struct bpf_perf_event_data *ctx)
 
 	if (!p)
 		return 0;
-	__sync_fetch_and_add(&samples, 1);
 	r = bpf_ringbuf_reserve(&events, sizeof(*r) + stack_bytes, 0);
 	if (!r) {
 		__sync_fetch_and_add(&lost_samples, 1);

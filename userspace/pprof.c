@@ -227,8 +227,8 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 static Sample *sample(struct builder *b, const struct profile *prof, const struct stack *s)
 {
 	Sample *smp = xmalloc(sizeof(*smp));
-	struct frame root = {.name = profile_root(prof, s->pid), .kind = FRAME_GUEST};
 	const char *comm = profile_root(prof, s->pid);
+	struct frame root = {.name = comm, .kind = FRAME_GUEST};
 	char buf[64];
 
 	perftools__profiles__sample__init(smp);

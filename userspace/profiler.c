@@ -51,7 +51,6 @@ int profiler_finish(struct profiler *pr, struct session *s, bool write, uint64_t
 {
 	int err = 0;
 
-	(void)s;
 	samples_resolve(s, 0, 0);
 	unwind_free();
 	if (pr->samples.unknown_jit)

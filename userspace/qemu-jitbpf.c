@@ -406,6 +406,17 @@ static void report_bpf_time(struct qemu_jitbpf_bpf *skel)
 	pr_dbg("BPF programs: %.3f ms in %" PRIu64 " runs", ns / 1e6, runs);
 }
 
+/* -v: the tool's own cost (bench/profile.sh reads it). */
+static void report_rusage(void)
+{
+	struct rusage ru;
+
+	if (!getrusage(RUSAGE_SELF, &ru))
+		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
+		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+}
+
 /* Can the profiles be written?  Said before anything runs, not after. */
 static int check_profile_paths(void)
 {
@@ -431,9 +442,8 @@ static void default_profile(pid_t pid, const char *outdir)
 {
 	static char path[PATH_MAX];
 
-	for (int i = 0; i < env.prof.nfiles; i++)
-		if (env.prof.files[i])
-			return;
+	if (env.prof.nfiles)
+		return;
 	snprintf(path, sizeof(path), "%s%sprofile-%d.folded", outdir ? outdir : "",
 		 outdir ? "/" : "", pid);
 	env.prof.files = xrealloc(env.prof.files, sizeof(char *));
@@ -738,14 +748,7 @@ stop:
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (stats_fd >= 0)
 		report_bpf_time(skel);
-	{
-		struct rusage ru;
-
-		if (!getrusage(RUSAGE_SELF, &ru))
-			pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
-			       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-				       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	}
+	report_rusage();
 	if (s.tbs_early)
 		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
 		       "again what still runs)",

@@ -116,11 +116,6 @@ uint64_t sampler_lost(const struct sampler *sm)
 	return sm->skel->bss->lost_samples;
 }
 
-uint64_t sampler_samples(const struct sampler *sm)
-{
-	return sm->skel->bss->samples;
-}
-
 int sampler_prog_fds(const struct sampler *sm, int *fds, int max)
 {
 	int n = 0;

@@ -24,7 +24,6 @@ int sampler_add_process(struct sampler *sm, pid_t pid, uint64_t guest_base);
 /* Start the CPU clocks. -errno with the reason printed. */
 int sampler_start(struct sampler *sm);
 uint64_t sampler_lost(const struct sampler *sm);
-uint64_t sampler_samples(const struct sampler *sm);
 /* The BPF programs, for detach.c. */
 int sampler_prog_fds(const struct sampler *sm, int *fds, int max);
 /* Drop the CPU clocks and links (the USDT link's fd goes to *USDT_FD). */

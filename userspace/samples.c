@@ -5,8 +5,6 @@
 #include "unwind.h"
 #include "util.h"
 
-#include "profile.h"
-
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +159,6 @@ void samples_add(struct session *s, const struct qj_sample *r, size_t size)
 	host_frames(s, p);
 	*ss->tail = p;
 	ss->tail = &p->next;
-	ss->npending++;
-	if (s->flush_pending)
-		ss->after_flush = true;
 }
 
 /* The guest's name for PC, as the perf map and uftrace give it. */
@@ -220,11 +215,15 @@ static void resolve(struct session *s, struct pending *p)
 	size_t n = 0, np = 0;
 
 	if (p->jit) {
-		/* Where the code at the host address came from, in the
-		 * generation of code the sample ran. */
-		const struct code_range *c = ss->after_flush && s->flush_pending
-						     ? NULL
-						     : codemap_find(&s->insns, p->jit - p->jit_ret);
+		/*
+		 * Where the code at the host address came from, in the
+		 * generation of code the sample ran.  Samples before a flush
+		 * are named when it comes (samples_flush()), so a sample still
+		 * pending while the flush is not applied came after it: the
+		 * map holds none of its code.
+		 */
+		const struct code_range *c =
+			s->flush_pending ? NULL : codemap_find(&s->insns, p->jit - p->jit_ret);
 
 		if (!c)
 			known = false;
@@ -273,12 +272,9 @@ static void resolve_until(struct session *s, uint64_t before)
 		ss->head = p->next;
 		if (!ss->head)
 			ss->tail = &ss->head;
-		ss->npending--;
 		resolve(s, p);
 		free(p);
 	}
-	if (!ss->head)
-		ss->after_flush = false;
 }
 
 void samples_flush(struct session *s)

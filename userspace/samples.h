@@ -29,8 +29,6 @@ struct samples {
 	struct guest host;	   /* QEMU's own images, from its maps */
 	uint64_t code_lo, code_hi; /* QEMU's code buffer, once known */
 	struct pending *head, **tail;
-	size_t npending;
-	bool after_flush; /* pending samples came after a flush not yet applied */
 	/* What happened, for the summary and -v. */
 	uint64_t unknown_jit; /* in translated code no TB report covered */
 };

@@ -86,6 +86,7 @@ struct dwarf_unwinder {
 	unsigned int version;
 	Dwfl *dwfl;
 	bool attached;
+	struct guest_abi abi; /* of the images' machine */
 	/* The sample being unwound. */
 	const struct qj_sample *r;
 	uint64_t leaf;
@@ -135,16 +136,10 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	const struct qj_sample *r = dw.r;
-	uint16_t machine = 0;
+	struct guest_abi abi = dw.abi;
 	Dwarf_Word regs[3];
-	struct guest_abi abi;
 
 	(void)arg;
-	for (size_t i = 0; i < dw.g->nimgs && !machine; i++)
-		if (dw.g->imgs[i].elf)
-			machine = elf_file_machine(dw.g->imgs[i].elf);
-	if (!guest_abi(machine, &abi))
-		return false;
 	if (abi.ra_in_lr) {
 		/* x29, x30, sp: DWARF 29 to 31 on AArch64. */
 		regs[0] = r->gregs[QJ_FP];
@@ -186,6 +181,8 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 /* The Dwfl of G's images as they are now. */
 static bool dw_prepare(struct guest *g)
 {
+	uint16_t machine = 0;
+
 	if (dw.dwfl && dw.g == g && dw.version == g->version)
 		return dw.attached;
 	if (dw.dwfl)
@@ -200,11 +197,17 @@ static bool dw_prepare(struct guest *g)
 	for (size_t i = 0; i < g->nimgs; i++) {
 		const struct guest_image *img = &g->imgs[i];
 
-		if (img->elf &&
-		    !dwfl_report_elf(dw.dwfl, img->path, img->path, -1, img->bias, false))
+		if (!img->elf)
+			continue;
+		if (!machine)
+			machine = elf_file_machine(img->elf);
+		if (!dwfl_report_elf(dw.dwfl, img->path, img->path, -1, img->bias, false))
 			pr_dbg("libdwfl: %s: %s", img->path, dwfl_errmsg(-1));
 	}
 	dwfl_report_end(dw.dwfl, NULL, NULL);
+	/* The registers are those of the first image's machine. */
+	if (!guest_abi(machine, &dw.abi))
+		return false;
 	/* A pid of our own: the thread callbacks serve the samples. */
 	dw.attached = dwfl_attach_state(dw.dwfl, NULL, 1, &dw_callbacks, NULL);
 	if (!dw.attached)
