@@ -127,9 +127,14 @@ bench() { # WORKLOAD MODE... (plain implied)
 
 echo "--profile cost, QEMU 10.2.2 x86_64, median of $ROUNDS interleaved runs"
 echo "steady: tree $N (~$STEADY_SECONDS s plain)"
-bench steady fp99 fp999 dwarf99 dwarf999 perf99 ref-perfmap
-bench w1 fp99 dwarf99
+# STEADY_MODES and W1_MODES pick modes (e.g. more ROUNDS for fewer modes);
+# MEMORY=0 skips the memory runs.
+read -ra steady_modes <<<"${STEADY_MODES:-fp99 fp999 dwarf99 dwarf999 perf99 ref-perfmap}"
+read -ra w1_modes <<<"${W1_MODES-fp99 dwarf99}"
+bench steady "${steady_modes[@]}"
+[ ${#w1_modes[@]} = 0 ] || bench w1 "${w1_modes[@]}"
 echo "samples: $samples taken, $lost lost"
+[ "${MEMORY:-1}" = 1 ] || exit 0
 
 run_mode w1 fp99 >/dev/null
 echo "tool peak RSS on W1 (fp, 99 Hz): $(cat "$work/rss") KiB"

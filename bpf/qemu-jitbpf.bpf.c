@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "qemu-jitbpf.h"
+#include "ring.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -49,17 +50,15 @@ static __always_inline void fill_hdr(struct qj_hdr *h, __u32 type, __u64 ts)
 	h->ts = ts;
 }
 
-/* Reserve a record, or count it lost. */
-/*
- * User space drains the ring on a 10 ms timer: never wake it.  A wakeup
- * is an irq_work self-IPI, which costs a VM exit on virtual machines and
- * a context switch of the QEMU thread.
- */
+/* Set by user space before load: see qj_submit(). */
+const volatile __u64 wake_bytes;
+
 static __always_inline void submit(void *r)
 {
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	qj_submit(&events, r, wake_bytes, false);
 }
 
+/* Reserve a record, or count it lost. */
 static __always_inline void *reserve(__u64 size)
 {
 	void *r = bpf_ringbuf_reserve(&events, size, 0);
@@ -170,7 +169,7 @@ int BPF_USDT(jit_attach, __u32 n, __u32 request, __u64 poll_ns)
 	r->count = n;
 	r->request = request;
 	r->poll_ns = poll_ns;
-	submit(r);
+	qj_submit(&events, r, wake_bytes, true);
 	return 0;
 }
 

@@ -19,8 +19,10 @@
 #include <bpf/usdt.bpf.h>
 #include "qemu-jitbpf.h"
 #include "sample.h"
+#include "ring.bpf.h"
 
 /* Set before load. */
+const volatile __u64 wake_bytes;  /* see qj_submit() */
 const volatile __u32 stack_bytes; /* 0: walk the guest's frame pointers */
 
 struct {
@@ -169,7 +171,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	v = bpf_map_lookup_elem(&vcpus, &tid);
 	if (v)
 		guest_state(r, v, p->guest_base);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	qj_submit(&events, r, wake_bytes, false);
 	return 0;
 }
 

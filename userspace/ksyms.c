@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -42,9 +43,13 @@ static struct range *trusted; /* kernel text and modules */
 static size_t ntrusted;
 static bool loaded, fresh;
 
-static char *read_all(const char *path, size_t *len)
+/*
+ * CAP is a first guess at the size.  Keep it near the truth for sysctls:
+ * the kernel allocates and zeroes a buffer as large as the read asked.
+ */
+static char *read_all(const char *path, size_t *len, size_t cap)
 {
-	size_t cap = 1 << 22, n = 0;
+	size_t n = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	char *buf;
@@ -54,11 +59,11 @@ static char *read_all(const char *path, size_t *len)
 		return NULL;
 	/* A regular file says its size; /proc files say 0. */
 	if (!fstat(fd, &st) && st.st_size > 0)
-		cap = st.st_size + 65537;
+		cap = st.st_size + 4097;
 	buf = xmalloc(cap);
 	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
 		n += r;
-		if (cap - n < 65536)
+		if (cap - n < 4096)
 			buf = xrealloc(buf, cap *= 2);
 	}
 	close(fd);
@@ -105,7 +110,7 @@ static int cmp_pair(const void *a, const void *b)
 static void read_trusted(uint64_t stext, uint64_t etext)
 {
 	size_t len, cap = 0;
-	char *mods = read_all("/proc/modules", &len), *line, *save = NULL;
+	char *mods = read_all("/proc/modules", &len, 1 << 16), *line, *save = NULL;
 
 	free(trusted);
 	trusted = NULL;
@@ -139,13 +144,13 @@ static void set_table(struct pair *v, size_t n)
 static char *cache_path(void)
 {
 	size_t len;
-	char *boot = read_all("/proc/sys/kernel/random/boot_id", &len), *mods, *path;
+	char *boot = read_all("/proc/sys/kernel/random/boot_id", &len, 4096), *mods, *path;
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (!boot)
 		return NULL;
 	boot[strcspn(boot, "\n")] = 0;
-	mods = read_all("/proc/modules", &len);
+	mods = read_all("/proc/modules", &len, 1 << 16);
 	for (size_t i = 0; mods && i < len; i++)
 		h = (h ^ (unsigned char)mods[i]) * 0x100000001b3ull;
 	path = xasprintf(CACHE_DIR "/kallsyms-%s-%016llx", boot, (unsigned long long)h);
@@ -182,7 +187,7 @@ static bool load_cache(const char *path)
 {
 	struct cache_hdr h;
 	size_t len, n;
-	char *buf = read_all(path, &len);
+	char *buf = read_all(path, &len, 1 << 22);
 	const uint32_t *offs;
 	struct stat st;
 
@@ -219,7 +224,7 @@ static void load_fresh(const char *path)
 	size_t len, n = 0, cap = 0;
 	uint64_t stext = 0, etext = 0;
 	struct pair *v = NULL;
-	char *text = read_all("/proc/kallsyms", &len), *p, *end;
+	char *text = read_all("/proc/kallsyms", &len, 1 << 22), *p, *end;
 
 	fresh = true;
 	if (!text)
@@ -281,8 +286,12 @@ const char *ksym_name(uint64_t addr)
 
 	if (!loaded)
 		load();
-	if (!fresh && !is_trusted(addr))
+	if (!fresh && !is_trusted(addr)) {
+		pr_dbg("kernel address %#" PRIx64
+		       " is outside the cached text: reading /proc/kallsyms",
+		       addr);
 		load_fresh(NULL);
+	}
 	i = count_le(addrs, count, sizeof(*addrs), 0, addr);
 	return i ? names[i - 1] : NULL;
 }

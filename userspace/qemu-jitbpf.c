@@ -233,6 +233,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 /* Records read from the ring before looking at the clock again. */
 #define QJ_CONSUME_MAX 4096
+/* How long the main loop sleeps when nothing wakes it, in ms. */
+#define QJ_IDLE_MS 100
 
 static volatile sig_atomic_t exiting;
 /* The uprobe warmup_start() opened; it goes with the links. */
@@ -600,6 +602,7 @@ int main(int argc, char **argv)
 		env.ringbuf_mb = env.uftrace ? 64 : 8;
 	choose_programs(skel);
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
+	skel->rodata->wake_bytes = (env.ringbuf_mb << 20) / 4;
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
 	if (err) {
@@ -641,15 +644,16 @@ int main(int argc, char **argv)
 		pr_dbg("attached to %s (pid %d)", target.exe, target.pid);
 	while (!exiting) {
 		/*
-		 * The BPF side never wakes us (BPF_RB_NO_WAKEUP): wait 10 ms,
-		 * or until QEMU exits, then drain what is there, but a bounded
+		 * The BPF side wakes us only for the handshake and when the
+		 * ring is a quarter full (qj_submit()): wait QJ_IDLE_MS, or
+		 * until then or QEMU exits, then drain what is there, but a bounded
 		 * number of records at a time: a guest that makes records faster
 		 * than we read them (millions of calls a second) would keep an
 		 * unbounded drain from ever returning.  It loses events instead,
 		 * counted, and -d and Ctrl-C still stop us.  While the ring had
 		 * more, no wait.
 		 */
-		target_wait(&target, busy ? 0 : 10);
+		target_wait(&target, ring_buffer__epoll_fd(rb), busy ? 0 : QJ_IDLE_MS);
 		err = ring_buffer__consume_n(rb, QJ_CONSUME_MAX);
 		busy = err >= QJ_CONSUME_MAX;
 		if (err < 0 && err != -EINTR) {

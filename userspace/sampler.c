@@ -23,6 +23,17 @@ struct sampler {
 	int nclocks;
 };
 
+/* The main programs' wake threshold (a quarter of the ring): see qj_submit(). */
+static __u64 ring_wake_bytes(int ringbuf_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_map_get_info_by_fd(ringbuf_fd, &info, &len))
+		return 1 << 20;
+	return info.max_entries / 4;
+}
+
 struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int stack_bytes)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
@@ -36,6 +47,7 @@ struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int sta
 		return NULL;
 	}
 	sm->skel->rodata->stack_bytes = stack_bytes;
+	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
 	err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
 	if (!err)
 		err = sample_bpf__load(sm->skel);

@@ -324,14 +324,11 @@ bool target_alive(struct target *t)
 	return !t->exited;
 }
 
-void target_wait(struct target *t, int timeout_ms)
+void target_wait(struct target *t, int fd, int timeout_ms)
 {
-	struct pollfd p = {t->pidfd, POLLIN, 0};
+	struct pollfd p[2] = {{fd, POLLIN, 0}, {t->exited ? -1 : t->pidfd, POLLIN, 0}};
 
-	if (t->pidfd >= 0 && !t->exited)
-		poll(&p, 1, timeout_ms);
-	else
-		usleep(timeout_ms * 1000);
+	poll(p, 2, timeout_ms);
 }
 
 int target_exit_code(const struct target *t)

@@ -37,8 +37,8 @@ void target_resume(struct target *t);
 /* Kill a launched QEMU we cannot trace (its status is then not ours). */
 void target_kill(struct target *t);
 bool target_alive(struct target *t);
-/* Sleep up to TIMEOUT_MS, less if QEMU exits. */
-void target_wait(struct target *t, int timeout_ms);
+/* Sleep up to TIMEOUT_MS, less if QEMU exits or FD (if >= 0) is readable. */
+void target_wait(struct target *t, int fd, int timeout_ms);
 /*
  * What a launched QEMU's exit means for ours, as with strace or time: its
  * exit status, or 128 + the signal that killed it; -1 if it has not ended
