@@ -24,7 +24,7 @@ STEADY_SECONDS=${STEADY_SECONDS:-9}
 FLUSH_SECONDS=${FLUSH_SECONDS:-60}
 REF=$TOP/build/qemu-10.2.2-ref/bin/qemu-x86_64
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
-TOOL=$TOP/build/bin/qemu-jitbpf
+TOOL=${TOOL:-$TOP/build/bin/qemu-jitbpf}
 TREE=$TOP/build/guests/x86_64/tree
 
 need "make qemu qemu-ref tool guests" "$REF" "$PAT" "$TOOL" "$TREE"
