@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc tree
+GUEST_NAMES := hot spin fib flush calls threads smc tree forker
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -39,7 +39,8 @@ PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.pro
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
-	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls
+	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
+	$(BUILD)/guests/aarch64/busybox
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -136,6 +137,10 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 $(BUILD)/guests/native/calls: tests/guests/calls.c
 	@mkdir -p $(dir $@)
 	gcc -O1 -fno-inline -o $@ $<
+
+# Debian's arm64 busybox, a foreign shell for the binfmt_misc test (-a).
+$(BUILD)/guests/aarch64/busybox: scripts/foreign-busybox.sh
+	@scripts/foreign-busybox.sh $@
 
 # tests/matrix/X.bats.in -> build/tests/X-<version>-<arch>.bats
 tests:

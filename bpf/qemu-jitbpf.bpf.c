@@ -18,8 +18,10 @@
 #include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "qemu-jitbpf.h"
+#include "sample.h"
 #include "ring.bpf.h"
 
 struct {
@@ -29,9 +31,26 @@ struct {
 
 __u64 counters[QJ_COUNTERS];
 
-/* Call events lost per thread, so that user space knows where the gaps are. */
+/*
+ * The processes whose guest memory is known, by pid: what the sampler
+ * (sample.bpf.c) samples, and, with -a, the QEMUs whose forks, execs and
+ * exits are reported.  A process enters when QEMU reports guest_base, a
+ * forked child with its parent, and leaves when it execs or exits.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, QJ_PROCS_MAX);
+	__type(key, __u32);
+	__type(value, struct qj_proc);
+} procs SEC(".maps");
+
+/*
+ * Call events lost per thread, so that user space knows where the gaps
+ * are.  With -a, threads of traced QEMUs leave it as they exit; LRU, so
+ * that threads no one saw exit never fill it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -45,8 +64,12 @@ static __always_inline void count(enum qj_counter c, __u64 n)
 
 static __always_inline void fill_hdr(struct qj_hdr *h, __u32 type, __u64 ts)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+
 	h->type = type;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->tid = (__u32)id;
+	h->pid = id >> 32;
+	h->pad = 0;
 	h->ts = ts;
 }
 
@@ -209,10 +232,13 @@ SEC("usdt")
 int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 {
 	struct qj_guest_base *r = reserve(sizeof(*r));
+	struct qj_proc p = {};
 
 	if (!r)
 		return 0;
 	fill_hdr(&r->hdr, QJ_EV_GUEST_BASE, bpf_ktime_get_ns());
+	p.guest_base = base;
+	bpf_map_update_elem(&procs, &r->hdr.pid, &p, BPF_ANY);
 	r->base = base;
 	r->page_bits = page_bits;
 	submit(r);
@@ -281,6 +307,83 @@ int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu)
 		}
 	}
 	bpf_loop(QJ_CALLS_MAX_BATCH / QJ_CALLS_PER_REC + 1, send_calls, &c, 0);
+	return 0;
+}
+
+/*
+ * -a: what becomes of the traced QEMUs.  Only the fields read here, found
+ * in the running kernel's BTF (CO-RE).
+ */
+typedef struct {
+	int counter;
+} atomic_t___qj;
+
+struct signal_struct {
+	atomic_t___qj live; /* threads not yet exited */
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+static __always_inline void task_event(__u32 type, __u32 pid, __u32 child)
+{
+	struct qj_fork *r = reserve(sizeof(*r));
+
+	if (!r)
+		return;
+	fill_hdr(&r->hdr, type, bpf_ktime_get_ns());
+	r->hdr.pid = pid;
+	r->child = child;
+	r->pad = 0;
+	qj_submit(&events, r, wake_bytes, false);
+}
+
+/* A traced QEMU forked: its child runs the same translated code. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(qemu_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid = parent->tgid, cpid = child->pid;
+	struct qj_proc *p;
+
+	if (child->tgid != child->pid) /* a thread */
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		return 0;
+	bpf_map_update_elem(&procs, &cpid, p, BPF_ANY);
+	task_event(QJ_EV_FORK, pid, cpid);
+	return 0;
+}
+
+/* A traced QEMU runs another program: its QEMU, if any, reports anew. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(qemu_exec, struct task_struct *p)
+{
+	__u32 pid = p->tgid;
+
+	if (bpf_map_delete_elem(&procs, &pid))
+		return 0;
+	task_event(QJ_EV_EXEC, pid, 0);
+	return 0;
+}
+
+/* The last thread of a traced QEMU exits. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(qemu_exit, struct task_struct *p)
+{
+	__u32 pid = p->tgid, tid = p->pid;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	bpf_map_delete_elem(&calls_lost, &tid);
+	if (BPF_CORE_READ(p, signal, live.counter))
+		return 0;
+	if (bpf_map_delete_elem(&procs, &pid))
+		return 0;
+	task_event(QJ_EV_EXIT, pid, 0);
 	return 0;
 }
 

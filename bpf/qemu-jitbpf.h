@@ -28,6 +28,9 @@ enum qj_event_type {
 	QJ_EV_GUEST_BASE, /* struct qj_guest_base */
 	QJ_EV_CALLS,	  /* struct qj_calls: guest calls and returns */
 	QJ_EV_SAMPLE,	  /* struct qj_sample (profile.h): a profiler sample */
+	QJ_EV_FORK,	  /* struct qj_fork: a traced QEMU forked (-a) */
+	QJ_EV_EXEC,	  /* struct qj_hdr: a traced QEMU exec'd another program (-a) */
+	QJ_EV_EXIT,	  /* struct qj_hdr: a traced QEMU's last thread exited (-a) */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -42,6 +45,8 @@ enum qj_counter {
 struct qj_hdr {
 	__u32 type;
 	__u32 tid;
+	__u32 pid; /* the process (thread group) */
+	__u32 pad;
 	__u64 ts; /* CLOCK_MONOTONIC ns, when the probe fired */
 };
 
@@ -108,6 +113,13 @@ struct qj_calls {
 	__u32 n;
 	__u64 lost; /* events of this thread lost so far */
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
+};
+
+/* hdr.pid forked CHILD, a new process with a copy of its code cache. */
+struct qj_fork {
+	struct qj_hdr hdr;
+	__u32 child;
+	__u32 pad;
 };
 
 #endif /* QEMU_JITBPF_H */

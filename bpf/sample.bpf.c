@@ -38,10 +38,10 @@ struct {
 	__type(value, struct qj_vcpu);
 } vcpus SEC(".maps");
 
-/* The processes to sample, by pid; filled by user space. */
+/* The processes to sample, by pid: qemu-jitbpf.bpf.c's, reused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, QJ_PROCS_MAX);
 	__type(key, __u32);
 	__type(value, struct qj_proc);
 } procs SEC(".maps");
@@ -153,8 +153,9 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 	r->hdr.type = QJ_EV_SAMPLE;
 	r->hdr.tid = tid;
+	r->hdr.pid = pid;
+	r->hdr.pad = 0;
 	r->hdr.ts = bpf_ktime_get_ns();
-	r->pid = pid;
 	r->flags = 0;
 	r->period = ctx->sample_period;
 	r->cpu_index = -1;

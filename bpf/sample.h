@@ -25,7 +25,8 @@ struct qj_vcpu {
 	__u32 pad;
 };
 
-/* A process being profiled. */
+/* A process being profiled; with -a, every traced QEMU. */
+#define QJ_PROCS_MAX 16384
 struct qj_proc {
 	__u64 guest_base; /* host address = guest address + guest_base */
 };
@@ -35,8 +36,8 @@ struct qj_proc {
 
 struct qj_sample {
 	struct qj_hdr hdr;
-	__u32 pid;
 	__u32 flags;
+	__u32 pad0;
 	__u64 period; /* ns of CPU time the sample stands for */
 	__s32 cpu_index;
 	__u8 nkern, nuser, nguest, nwords;

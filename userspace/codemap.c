@@ -176,3 +176,16 @@ const char *internf(const char *fmt, ...)
 	va_end(ap);
 	return intern(buf);
 }
+
+void codemap_copy(struct codemap *dst, const struct codemap *src)
+{
+	codemap_free(dst);
+	*dst = *src;
+	dst->v = NULL;
+	dst->cap = 0;
+	if (src->n) {
+		dst->v = xmalloc(src->n * sizeof(*dst->v));
+		memcpy(dst->v, src->v, src->n * sizeof(*dst->v));
+		dst->cap = src->n;
+	}
+}

@@ -41,6 +41,8 @@ void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size);
 /* Sort and drop what newer ranges overlap; returns the live ranges. */
 size_t codemap_live(struct codemap *m);
 void codemap_free(struct codemap *m);
+/* DST becomes a copy of SRC (a forked QEMU's code cache). */
+void codemap_copy(struct codemap *dst, const struct codemap *src);
 
 /* Interned strings live as long as the process. */
 const char *intern(const char *s);

@@ -245,7 +245,7 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 	/* One tree over all threads: frames merge by label. */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct stack *s = p->v[i];
-		struct node *n = child(&root, profile_root(p, s->pid), KIND_ROOT);
+		struct node *n = child(&root, s->root, KIND_ROOT);
 
 		n->count += s->count;
 		for (uint32_t k = 0; k < s->n; k++) {

@@ -23,11 +23,11 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* The folded form of S: COMM-PID;frame;frame... */
-char *folded_stack(const struct profile *p, const struct stack *s)
+char *folded_stack(const struct stack *s)
 {
 	size_t len = 0, cap = 256;
 	char *out = xmalloc(cap), buf[1024];
-	const char *root = profile_root(p, s->pid);
+	const char *root = s->root;
 
 	for (uint32_t i = 0; i <= s->n; i++) {
 		const char *label = i ? frame_label(&s->frames[i - 1], buf, sizeof(buf)) : root;
@@ -49,7 +49,7 @@ int folded_write(const struct profile *p, FILE *f)
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->n; i++)
-		v[n++] = (struct line){folded_stack(p, p->v[i]), p->v[i]->count};
+		v[n++] = (struct line){folded_stack(p->v[i]), p->v[i]->count};
 	qsort(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t count = v[i].count;

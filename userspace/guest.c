@@ -151,6 +151,20 @@ static void scan_maps(struct guest *g, uint64_t pc)
 	maps_find(g->pid, image_at, &q);
 }
 
+static bool image_any(const struct map_entry *m, void *ctx)
+{
+	struct maps_pc q = {ctx, m->start};
+
+	image_at(m, &q);
+	return false;
+}
+
+void guest_add_mapped(struct guest *g)
+{
+	g->maps_scans++;
+	maps_find(g->pid, image_any, g);
+}
+
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 {
 	const struct guest_image *img = find(g, pc);

@@ -52,5 +52,7 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 /* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
 int guest_add_elf_spec(struct guest *g, const char *spec);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
+/* Add the image of every ELF file mapping in the process's maps, now. */
+void guest_add_mapped(struct guest *g);
 
 #endif

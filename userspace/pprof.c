@@ -224,10 +224,10 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 	return l;
 }
 
-static Sample *sample(struct builder *b, const struct profile *prof, const struct stack *s)
+static Sample *sample(struct builder *b, const struct stack *s)
 {
 	Sample *smp = xmalloc(sizeof(*smp));
-	const char *comm = profile_root(prof, s->pid);
+	const char *comm = s->root;
 	struct frame root = {.name = comm, .kind = FRAME_GUEST};
 	char buf[64];
 
@@ -337,7 +337,7 @@ int pprof_write(const struct profile *prof, FILE *f)
 	p->n_sample = prof->n;
 	p->sample = xmalloc((prof->n ? prof->n : 1) * sizeof(Sample *));
 	for (size_t i = 0; i < prof->n; i++)
-		p->sample[i] = sample(&b, prof, prof->v[i]);
+		p->sample[i] = sample(&b, prof->v[i]);
 	/* When the first sample was taken, as wall-clock time. */
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);

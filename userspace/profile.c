@@ -31,10 +31,10 @@ static uint64_t hash_stack(pid_t tid, const struct frame *f, size_t n)
 	return h | 1;
 }
 
-static bool same(const struct stack *s, pid_t pid, pid_t tid, enum sample_where where,
+static bool same(const struct stack *s, const char *root, pid_t tid, enum sample_where where,
 		 const struct frame *f, size_t n)
 {
-	if (s->pid != pid || s->tid != tid || s->where != where || s->n != n)
+	if (s->root != root || s->tid != tid || s->where != where || s->n != n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (s->frames[i].name != f[i].name || s->frames[i].addr != f[i].addr ||
@@ -63,17 +63,21 @@ static void rehash(struct profile *p)
 void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
 		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts)
 {
-	uint64_t h = hash_stack(tid, frames, n) ^ where;
+	const char *root = profile_root(p, pid);
+	uint64_t h = hash_stack(tid, frames, n) ^ where ^ ((uintptr_t)root << 8);
 	struct stack *s;
 	size_t k;
 
+	if (p->after && ts >= p->split_ns)
+		p = p->after;
 	if ((p->n + 1) * 2 > p->cap)
 		rehash(p);
 	for (k = h & (p->cap - 1); (s = p->tab[k]); k = (k + 1) & (p->cap - 1))
-		if (s->hash == h && same(s, pid, tid, where, frames, n))
+		if (s->hash == h && same(s, root, tid, where, frames, n))
 			break;
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
+		s->root = root;
 		s->pid = pid;
 		s->tid = tid;
 		s->where = where;
@@ -98,11 +102,9 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 void profile_see_process(struct profile *p, pid_t pid)
 {
 	char path[64], comm[64] = "";
+	const char *root;
 	FILE *f;
 
-	for (size_t i = 0; i < p->nprocs; i++)
-		if (p->procs[i].pid == pid)
-			return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -114,14 +116,18 @@ void profile_see_process(struct profile *p, pid_t pid)
 	for (char *c = comm; *c; c++)
 		if (*c == ';' || *c == ' ')
 			*c = '_';
+	/* After an exec, the pid's stacks from then on are the new program's. */
+	root = internf("%s-%d", comm[0] ? comm : "qemu", pid);
+	if (profile_root(p, pid) == root)
+		return;
 	grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
-	p->procs[p->nprocs++] =
-		(struct proc_name){pid, internf("%s-%d", comm[0] ? comm : "qemu", pid)};
+	p->procs[p->nprocs++] = (struct proc_name){pid, root};
 }
 
 const char *profile_root(const struct profile *p, pid_t pid)
 {
-	for (size_t i = 0; i < p->nprocs; i++)
+	/* The latest name of PID; the recent processes are the sampled ones. */
+	for (size_t i = p->nprocs; i-- > 0;)
 		if (p->procs[i].pid == pid)
 			return p->procs[i].root;
 	return internf("qemu-%d", pid);
@@ -133,10 +139,31 @@ void profile_reset(struct profile *p)
 		free(p->v[i]->frames);
 		free(p->v[i]);
 	}
-	memset(p->tab, 0, p->cap * sizeof(*p->tab));
+	if (p->tab)
+		memset(p->tab, 0, p->cap * sizeof(*p->tab));
 	p->n = 0;
 	p->samples = p->ns = 0;
 	p->start_ns = p->end_ns = 0;
+}
+
+void profile_take(struct profile *dst, struct profile *src)
+{
+	profile_reset(dst);
+	free(dst->tab);
+	free(dst->v);
+	dst->tab = src->tab;
+	dst->cap = src->cap;
+	dst->n = src->n;
+	dst->v = src->v;
+	dst->vcap = src->vcap;
+	dst->samples = src->samples;
+	dst->ns = src->ns;
+	dst->start_ns = src->start_ns;
+	dst->end_ns = src->end_ns;
+	src->tab = NULL;
+	src->v = NULL;
+	src->cap = src->vcap = src->n = 0;
+	src->samples = src->ns = src->start_ns = src->end_ns = 0;
 }
 
 void profile_free(struct profile *p)

@@ -42,6 +42,7 @@ enum sample_where {
 };
 
 struct stack {
+	const char *root; /* COMM-PID, interned */
 	pid_t pid, tid;
 	uint8_t where;
 	uint32_t n;
@@ -62,17 +63,23 @@ struct profile {
 	unsigned int freq;
 	struct proc_name *procs;
 	size_t nprocs, procs_cap;
+	/* --interval: samples from SPLIT_NS on go to *AFTER (the next one). */
+	uint64_t split_ns;
+	struct profile *after;
 };
 
 void profile_init(struct profile *p, unsigned int freq);
 /* Count one sample of FRAMES (root first) that stands for NS of CPU. */
 void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
 		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts);
-/* Remember COMM of PID, while it runs: the root frame is COMM-PID. */
+/* Remember COMM of PID, while it runs: the root frame of its stacks from
+ * now on is COMM-PID. */
 void profile_see_process(struct profile *p, pid_t pid);
 const char *profile_root(const struct profile *p, pid_t pid);
 /* Drop every stack, keep the process names. */
 void profile_reset(struct profile *p);
+/* Drop DST's stacks and move SRC's there; SRC is left empty. */
+void profile_take(struct profile *dst, struct profile *src);
 void profile_free(struct profile *p);
 
 /* A frame as flamegraph.pl and stackcollapse write it: name plus mark. */
@@ -87,7 +94,7 @@ int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gi
 /* The writers, one per format. */
 int folded_write(const struct profile *p, FILE *f);
 /* COMM-PID;frame;... of one stack (free it). */
-char *folded_stack(const struct profile *p, const struct stack *s);
+char *folded_stack(const struct stack *s);
 int pprof_write(const struct profile *p, FILE *f);
 int flamegraph_write(const struct profile *p, FILE *f, const char *title);
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "profile.h"
 #include "samples.h"
@@ -19,25 +20,47 @@ struct profiler_opts {
 	int nfiles;
 	unsigned int freq;	  /* -F */
 	unsigned int stack_bytes; /* --call-graph=dwarf,BYTES; 0 for fp */
+	unsigned int interval;	  /* --interval=SECONDS, 0 for one profile */
 };
 
 struct profiler {
 	struct profiler_opts opts;
 	struct profile prof;
-	struct samples samples;
 	struct sampler *sm;
-	bool started; /* sampling the target */
+	bool started;	      /* the CPU clocks run */
+	uint64_t unknown_jit; /* of the sessions ended so far */
+	/* --interval: PROF holds the current interval, NEXT what came after
+	 * its end (SPLIT_NS), until all of it is named and it is written. */
+	struct profile next;
+	uint64_t split_ns;
+	time_t interval_start; /* wall clock */
+	uint64_t written;      /* samples in the interval files so far */
+	unsigned int intervals;
 };
 
-/* After the main BPF object is loaded: load the sampler into its ring. */
-int profiler_open(struct profiler *pr, const struct profiler_opts *o, struct session *s,
-		  int ringbuf_fd);
-/* Before the handshake's probe: attach to jit_vcpu. */
-int profiler_attach(struct profiler *pr, struct session *s);
-/* From the main loop: start once guest_base is known, name older samples. */
+/* Load the sampler into the main object's ring buffer and process map. */
+int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd);
+/* Sample the process of S; its samples are named with S's maps. */
+void profiler_add_session(struct profiler *pr, struct session *s);
+/* S's process has gone, or we stop: name what is left of its samples. */
+void profiler_end_session(struct profiler *pr, struct session *s);
+/* Attach to the jit_vcpu probe of BINARY in PID (-1: all its processes). */
+int profiler_attach(struct profiler *pr, pid_t pid, const char *binary);
+/* Start the CPU clocks; -errno with the reason printed. */
+int profiler_start(struct profiler *pr);
+/* One target (-p, launched): start once QEMU said where guest memory is. */
 int profiler_tick(struct profiler *pr, struct session *s, uint64_t now);
-/* After the last drain: name the rest, write the files. */
-int profiler_finish(struct profiler *pr, struct session *s, bool write, uint64_t *bytes);
+/* Name the samples of S old enough for their TB reports to have come. */
+void profiler_resolve(struct session *s, uint64_t now);
+/*
+ * --interval: once the current interval's samples are all named, write
+ * them to files named after the profile files with the interval's start
+ * time in them, and start counting again.
+ */
+int profiler_interval(struct profiler *pr, uint64_t now, uint64_t *bytes);
+int profiler_finish(struct profiler *pr, bool write, uint64_t *bytes);
+/* Samples taken so far, in files written and to be written. */
+uint64_t profiler_samples(const struct profiler *pr);
 uint64_t profiler_lost(const struct profiler *pr);
 void profiler_free(struct profiler *pr);
 

@@ -29,6 +29,7 @@
 #include "qemu-jitbpf.skel.h"
 #include "sample.h"
 #include "detach.h"
+#include "host.h"
 #include "perfmap.h"
 #include "profiler.h"
 #include "session.h"
@@ -42,6 +43,9 @@
 static struct env {
 	pid_t pid;
 	char **cmd;
+	bool all; /* -a */
+	const char **qemus;
+	int nqemus;
 	bool perfmap;
 	bool perfmap_insn;
 	bool jitdump;
@@ -68,6 +72,8 @@ static const char doc[] =
 	"                   [--profile[=FILE]]... [-F HZ] [--call-graph=fp|dwarf[,BYTES]]\n"
 	"                   [--top] [-d SECONDS] [--guest-elf PATH[:BIAS]]... [-v]\n"
 	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
+	"       qemu-jitbpf -a [--qemu PATH]... [--perfmap] [--jitdump] [--uftrace[=DIR]]\n"
+	"                   [--profile[=FILE]]... [--interval=SECONDS] [-d SECONDS]\n"
 	"\n"
 	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
 	"Ctrl-C, the end of -d, or QEMU's exit, then completes its files.\n"
@@ -80,6 +86,7 @@ static const char doc[] =
 	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
 	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
 	"    qemu-jitbpf -p 1234 --top             # live, like perf top\n"
+	"    qemu-jitbpf -a --qemu /usr/bin/qemu-aarch64 --profile=all.svg  # every QEMU\n"
 	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
 	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
 
@@ -93,10 +100,18 @@ enum {
 	OPT_PROFILE,
 	OPT_CALL_GRAPH,
 	OPT_TOP,
+	OPT_QEMU,
+	OPT_INTERVAL,
 };
 
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID", 0, "Attach to the running QEMU process PID", 0},
+	{"all", 'a', NULL, 0,
+	 "Every QEMU with the probes on this host, running or started later, forked "
+	 "or exec'd; runs until Ctrl-C or -d",
+	 0},
+	{"qemu", OPT_QEMU, "PATH", 0,
+	 "With -a, watch this QEMU binary too before any process runs it; repeatable", 0},
 	{"perfmap", OPT_PERFMAP, NULL, 0,
 	 "Write /tmp/perf-PID.map: one line per run of host code of one guest function (default)",
 	 0},
@@ -113,6 +128,10 @@ static const struct argp_option opts[] = {
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
 	{"freq", 'F', "HZ", 0, "Samples per second and CPU (default 99)", 0},
+	{"interval", OPT_INTERVAL, "SECONDS", 0,
+	 "Continuous profiling: every SECONDS, write the profile so far to files named "
+	 "after each --profile FILE with the interval's start time in them, and start again",
+	 0},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
 	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
 	 "CFI from BYTES of stack per sample (default 8192)",
@@ -141,6 +160,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pid = strtol(arg, &end, 10);
 		if (errno || *end || env.pid <= 0)
 			argp_error(state, "invalid PID '%s'", arg);
+		break;
+	case 'a':
+		env.all = true;
+		break;
+	case OPT_INTERVAL:
+		errno = 0;
+		env.prof.interval = strtoul(arg, &end, 10);
+		if (errno || *end || !env.prof.interval || env.prof.interval > 86400)
+			argp_error(state, "invalid interval '%s' (1 to 86400 seconds)", arg);
+		break;
+	case OPT_QEMU:
+		env.qemus = xrealloc(env.qemus, (env.nqemus + 1) * sizeof(char *));
+		env.qemus[env.nqemus++] = arg;
 		break;
 	case OPT_PERFMAP:
 		env.perfmap = true;
@@ -222,8 +254,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!env.pid == !env.cmd)
-			argp_error(state, "give either -p PID or -- QEMU-COMMAND");
+		if (env.all && (env.pid || env.cmd))
+			argp_error(state,
+				   "-a traces every QEMU: no -p PID or QEMU-COMMAND with it");
+		else if (env.all && (env.top || env.perfmap_insn || env.nguest_elves))
+			argp_error(state, "--top, --perfmap-insn and --guest-elf follow one QEMU: "
+					  "use -p with them, not -a");
+		else if (env.prof.interval && !env.profile_out)
+			argp_error(state, "--interval goes with --profile");
+		else if (env.nqemus && !env.all)
+			argp_error(state, "--qemu goes with -a");
+		else if (!env.all && !env.pid == !env.cmd)
+			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -266,6 +308,10 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel)
 	bpf_program__set_autoload(skel->progs.tb_gen_code_batch, code);
 	bpf_program__set_autoload(skel->progs.jitdump_marker, env.jitdump);
 	bpf_program__set_autoload(skel->progs.jit_calls, env.uftrace);
+	/* One QEMU: its own fork, exec and exit do not matter (-a). */
+	bpf_program__set_autoload(skel->progs.qemu_fork, false);
+	bpf_program__set_autoload(skel->progs.qemu_exec, false);
+	bpf_program__set_autoload(skel->progs.qemu_exit, false);
 }
 
 static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
@@ -439,15 +485,19 @@ static int check_profile_paths(void)
 	return 0;
 }
 
-/* --profile with no FILE: profile-PID.folded in -o DIR or here. */
+/* --profile with no FILE: profile-PID.folded (-a: profile.folded) in -o DIR or here. */
 static void default_profile(pid_t pid, const char *outdir)
 {
 	static char path[PATH_MAX];
+	char name[64];
 
 	if (env.prof.nfiles)
 		return;
-	snprintf(path, sizeof(path), "%s%sprofile-%d.folded", outdir ? outdir : "",
-		 outdir ? "/" : "", pid);
+	if (pid)
+		snprintf(name, sizeof(name), "profile-%d.folded", pid);
+	else
+		snprintf(name, sizeof(name), "profile.folded");
+	snprintf(path, sizeof(path), "%s%s%s", outdir ? outdir : "", outdir ? "/" : "", name);
 	env.prof.files = xrealloc(env.prof.files, sizeof(char *));
 	env.prof.files[0] = path;
 	env.prof.nfiles = 1;
@@ -492,6 +542,34 @@ static int check_handshake(struct session *s)
 		err = session_check_handshake(s, env.perfmap || env.jitdump || env.profile);
 	}
 	return err;
+}
+
+/* -a: every QEMU of the host (host.c). */
+static int run_host(const char *outdir)
+{
+	struct host_opts o = {
+		.perfmap = env.perfmap,
+		.jitdump = env.jitdump,
+		.uftrace = env.uftrace,
+		.prof = env.profile ? &env.prof : NULL,
+		.qemus = env.qemus,
+		.nqemus = env.nqemus,
+		.duration = env.duration,
+		.ringbuf_mb = env.ringbuf_mb ? env.ringbuf_mb
+			      : env.uftrace  ? 64
+					     : 8,
+	};
+
+	if (env.uftrace && mkdir(env.uftrace, 0755) && errno != EEXIST) {
+		pr_err("cannot create %s: %s", env.uftrace, strerror(errno));
+		return -errno;
+	}
+
+	if (env.profile)
+		default_profile(0, outdir);
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+	return host_run(&o, &exiting);
 }
 
 /*
@@ -557,6 +635,13 @@ int main(int argc, char **argv)
 	err = check_privileges();
 	if (err)
 		return 1;
+	if (env.all) {
+		err = run_host(outdir);
+		free(outdir);
+		free(env.qemus);
+		free(env.prof.files);
+		return err ? 1 : 0;
+	}
 	if (env.uftrace) {
 		uft = uftrace_open(env.uftrace);
 		if (!uft) {
@@ -612,9 +697,11 @@ int main(int argc, char **argv)
 	if (env.profile) {
 		if (env.profile_out)
 			default_profile(target.pid, outdir);
-		err = profiler_open(&profiler, &env.prof, &s, bpf_map__fd(skel->maps.events));
+		err = profiler_open(&profiler, &env.prof, bpf_map__fd(skel->maps.events),
+				    bpf_map__fd(skel->maps.procs));
 		if (err)
 			goto cleanup;
+		profiler_add_session(&profiler, &s);
 	}
 	pr_dbg("BPF loaded after %.0f ms", (mono_ns() - t0) / 1e6);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), session_event, &s, NULL);
@@ -625,7 +712,7 @@ int main(int argc, char **argv)
 	}
 	warmup_fd = warmup_finish(warm);
 	warm = NULL;
-	err = env.profile ? profiler_attach(&profiler, &s) : 0;
+	err = env.profile ? profiler_attach(&profiler, target.pid, target.exe) : 0;
 	if (!err)
 		err = attach_probes(skel, &target);
 	if (!err)
@@ -663,6 +750,8 @@ int main(int argc, char **argv)
 		err = check_handshake(&s);
 		if (!err && env.profile)
 			err = profiler_tick(&profiler, &s, mono_ns());
+		if (!err && env.prof.interval)
+			err = profiler_interval(&profiler, mono_ns(), &s.bytes);
 		if (err)
 			goto stop;
 		if (env.duration && mono_ns() - start >= env.duration * 1e9)
@@ -732,7 +821,10 @@ stop:
 		}
 	}
 	if (env.profile) {
-		int perr = profiler_finish(&profiler, &s, !nameless, &s.bytes);
+		int perr;
+
+		profiler_end_session(&profiler, &s);
+		perr = profiler_finish(&profiler, !nameless, &s.bytes);
 
 		err = err ? err : perr;
 	}
@@ -761,7 +853,7 @@ stop:
 	if (env.profile)
 		fprintf(stderr,
 			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",
-			profiler.prof.samples, env.prof.freq, profiler_lost(&profiler));
+			profiler_samples(&profiler), env.prof.freq, profiler_lost(&profiler));
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %" PRIu64 " events lost%s\n",

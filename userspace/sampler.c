@@ -21,6 +21,8 @@ struct sampler {
 	unsigned int freq;
 	struct bpf_link **clocks; /* one per CPU */
 	int nclocks;
+	struct bpf_link **vcpu_links; /* jit_vcpu, one per binary */
+	size_t nvcpu_links;
 };
 
 /* The main programs' wake threshold (a quarter of the ring): see qj_submit(). */
@@ -34,7 +36,8 @@ static __u64 ring_wake_bytes(int ringbuf_fd)
 	return info.max_entries / 4;
 }
 
-struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int stack_bytes)
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
+			     unsigned int stack_bytes)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
 	int err;
@@ -50,6 +53,8 @@ struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int sta
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
 	err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
 	if (!err)
+		err = bpf_map__reuse_fd(sm->skel->maps.procs, procs_fd);
+	if (!err)
 		err = sample_bpf__load(sm->skel);
 	if (err) {
 		pr_err("cannot load the profiler's BPF programs: %s", strerror(-err));
@@ -59,18 +64,21 @@ struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int sta
 	return sm;
 }
 
-int sampler_attach_probe(struct sampler *sm, const struct target *t)
+int sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary)
 {
-	sm->skel->links.jit_vcpu = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu, t->pid,
-							    t->exe, "qemu", "jit_vcpu", NULL);
-	if (!sm->skel->links.jit_vcpu) {
+	struct bpf_link *l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu, pid, binary, "qemu",
+						      "jit_vcpu", NULL);
+
+	if (!l) {
 		int err = -errno;
 
 		pr_err("cannot attach to qemu:jit_vcpu in %s: %s (a QEMU from before the "
 		       "profiler's probe?)",
-		       t->exe, strerror(-err));
+		       binary, strerror(-err));
 		return err;
 	}
+	sm->vcpu_links = xrealloc(sm->vcpu_links, (sm->nvcpu_links + 1) * sizeof(*sm->vcpu_links));
+	sm->vcpu_links[sm->nvcpu_links++] = l;
 	return 0;
 }
 
@@ -144,8 +152,9 @@ void sampler_stop(struct sampler *sm)
 	for (int i = 0; i < sm->nclocks; i++)
 		bpf_link__destroy(sm->clocks[i]);
 	sm->nclocks = 0;
-	bpf_link__destroy(sm->skel->links.jit_vcpu);
-	sm->skel->links.jit_vcpu = NULL;
+	for (size_t i = 0; i < sm->nvcpu_links; i++)
+		bpf_link__destroy(sm->vcpu_links[i]);
+	sm->nvcpu_links = 0;
 }
 
 void sampler_free(struct sampler *sm)
@@ -155,6 +164,7 @@ void sampler_free(struct sampler *sm)
 	if (sm->skel)
 		sampler_stop(sm);
 	free(sm->clocks);
+	free(sm->vcpu_links);
 	sample_bpf__destroy(sm->skel);
 	free(sm);
 }

@@ -10,15 +10,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target.h"
-
 struct sampler;
 struct bpf_program;
 
-/* Open and load; STACK_BYTES 0 walks guest frame pointers. */
-struct sampler *sampler_open(int ringbuf_fd, unsigned int freq, unsigned int stack_bytes);
-/* Attach to T's jit_vcpu probe; -errno with the reason printed. */
-int sampler_attach_probe(struct sampler *sm, const struct target *t);
+/*
+ * Open and load into the main object's ring buffer and process map;
+ * STACK_BYTES 0 walks guest frame pointers.
+ */
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
+			     unsigned int stack_bytes);
+/* Attach to the jit_vcpu probe of BINARY in PID (-1: every process of it). */
+int sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
 /* Sample PID from now on; its guest addresses are GUEST_BASE away. */
 int sampler_add_process(struct sampler *sm, pid_t pid, uint64_t guest_base);
 /* Start the CPU clocks. -errno with the reason printed. */

@@ -73,6 +73,14 @@ static bool in_code(struct session *s, uint64_t pc)
 	return pc >= ss->code_lo && pc < ss->code_hi;
 }
 
+void samples_prepare(struct session *s)
+{
+	if (!s->smp)
+		return;
+	guest_add_mapped(&s->smp->host);
+	in_code(s, 0);
+}
+
 static bool in_prologue(const struct session *s, uint64_t pc)
 {
 	return pc >= s->code.prologue.host && pc < s->code.prologue.host + s->code.prologue.size;
@@ -155,7 +163,6 @@ void samples_add(struct session *s, const struct qj_sample *r, size_t size)
 	p->jit = 0;
 	p->jit_ret = false;
 	memcpy(&p->r, r, sizeof(*r) + extra);
-	profile_see_process(ss->prof, r->pid);
 	host_frames(s, p);
 	*ss->tail = p;
 	ss->tail = &p->next;
@@ -260,7 +267,7 @@ static void resolve(struct session *s, struct pending *p)
 	for (uint32_t i = p->nhost; i-- > 0;)
 		if (p->host[i].kind == FRAME_KERNEL)
 			frames[n++] = p->host[i];
-	profile_add(ss->prof, r->pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
+	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
 }
 
 static void resolve_until(struct session *s, uint64_t before)

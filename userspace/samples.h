@@ -38,6 +38,12 @@ void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwar
 void samples_add(struct session *s, const struct qj_sample *r, size_t size);
 /* The code map is complete up to a flush: name what ran before it. */
 void samples_flush(struct session *s);
+/*
+ * Read what samples need of QEMU's maps (its images, its code buffer) now,
+ * while the process runs: with -a, a short one may be gone by the time its
+ * samples are read.
+ */
+void samples_prepare(struct session *s);
 /* Name the samples older than NOW - AGE_NS (all with AGE_NS 0). */
 void samples_resolve(struct session *s, uint64_t now, uint64_t age_ns);
 void samples_free(struct samples *ss);

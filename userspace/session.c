@@ -390,6 +390,26 @@ int session_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+void session_fork(struct session *child, const struct session *parent)
+{
+	for (size_t i = 0; i < parent->guest.nimgs; i++) {
+		const struct guest_image *img = &parent->guest.imgs[i];
+
+		guest_add_image(&child->guest, img->path, img->bias, img->start, img->end,
+				img->user);
+	}
+	if (parent->guest.base_known)
+		guest_set_base(&child->guest, parent->guest.base);
+	codemap_copy(&child->code, &parent->code);
+	codemap_copy(&child->insns, &parent->insns);
+	if (parent->exe_path && !child->exe_path)
+		child->exe_path = xstrdup(parent->exe_path);
+	child->page_bits = parent->page_bits;
+	child->layout_known = parent->layout_known;
+	child->flush_pending = parent->flush_pending;
+	child->hs.answered = parent->hs.answered;
+}
+
 int session_check_handshake(struct session *s, bool need_prologue)
 {
 	const char *missing = NULL;
@@ -418,6 +438,10 @@ void session_free(struct session *s)
 	while ((p = s->free_partials)) {
 		s->free_partials = p->next;
 		free(p);
+	}
+	if (s->smp) {
+		samples_free(s->smp);
+		free(s->smp);
 	}
 	guest_free(&s->guest);
 	codemap_free(&s->code);

@@ -61,6 +61,11 @@ int session_event(void *ctx, void *data, size_t size);
  * -errno with what is missing printed.
  */
 int session_check_handshake(struct session *s, bool need_prologue);
+/*
+ * CHILD is a fresh session of a process PARENT's QEMU forked: it starts
+ * with PARENT's images and live code, as the child inherits the code cache.
+ */
+void session_fork(struct session *child, const struct session *parent);
 void session_free(struct session *s);
 
 #endif

@@ -225,6 +225,26 @@ static void init(struct target *t, pid_t pid)
 	t->pidfd = -1;
 }
 
+int target_observe(struct target *t, pid_t pid)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	init(t, pid);
+	t->exited = true; /* not ours to wait for: -a learns of exits from BPF */
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, t->exe, sizeof(t->exe) - 1);
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (n < 0 || stat(link, &st))
+		return -errno;
+	t->exe[n] = 0;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
+	t->host_machine = elf_machine(t->exe);
+	return 0;
+}
+
 int target_attach(struct target *t, pid_t pid)
 {
 	init(t, pid);

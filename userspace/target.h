@@ -30,6 +30,11 @@ struct target {
 /* 0, or -errno with the reason printed. */
 int check_privileges(void);
 int target_attach(struct target *t, pid_t pid);
+/*
+ * -a: what /proc still says of PID (exe, owner), quietly; -errno once it
+ * is gone, with T usable all the same (root's, exe unknown).
+ */
+int target_observe(struct target *t, pid_t pid);
 /* Start ARGV stopped after exec; ENV_JITDUMP_DIR, when set, for QEMU. */
 int target_launch(struct target *t, char **argv, const char *jitdump_dir);
 /* Let a launched QEMU run guest code (once the probes are attached). */

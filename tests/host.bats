@@ -1,0 +1,235 @@
+#!/usr/bin/env bats
+# -a: every QEMU of the host, running before the tool or started after it,
+# forked, short-lived; each with its own perf map, one profile.
+
+load helpers
+
+V=10.2.2
+
+setup() {
+	require_qemu "$V" x86_64
+	require_qemu "$V" aarch64
+	D=$BATS_TEST_TMPDIR
+	QX=$(qemu_bin "$V" x86_64)
+	QA=$(qemu_bin "$V" aarch64)
+	PIDS=()
+}
+
+teardown() {
+	binfmt_unregister
+	touch "$D/stop" 2>/dev/null || true
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	stop_bg
+}
+
+# Start the tool with -a in the background; wait until it is attached.
+start_all() { # OPTIONS...
+	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --qemu "$QA" "$@"
+	local t=100
+	while ! grep -q 'attached to .* binaries' "$D/bg.err" && [ $t -gt 0 ]; do
+		kill -0 "$BG_PID" 2>/dev/null || fail "qemu-jitbpf -a exited: $(cat "$D/bg.err")"
+		sleep 0.1
+		t=$((t - 1))
+	done
+	[ $t -gt 0 ] || fail "qemu-jitbpf -a did not attach: $(cat "$D/bg.err")"
+}
+
+# Stop the tool as Ctrl-C does; its status in $BG_STATUS.
+stop_all() {
+	kill -INT "$BG_PID"
+	wait_bg 60
+	cat "$D/bg.err" | sed 's/^/# /' | grep -v 'pid [0-9]*: ' >&3 || true
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
+}
+
+# The hottest symbol of PID's JIT samples in PERF_DATA.
+hottest() { # PERF_DATA PID
+	perf script -i "$1" --pid "$2" -F ip,sym,dso 2>/dev/null |
+		awk '$NF ~ /perf-[0-9]+\.map\)$/ { print $2 }' | sort | uniq -c | sort -rn |
+		awk 'NR == 1 { print $2 }'
+}
+
+# The most frequent leaf of root COMM-PID in a folded profile.
+profile_leaf() { # FOLDED PID
+	awk -v pid="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
+		if (f[1] ~ "-" pid "$") c[f[k]] += n }
+		END { for (l in c) print c[l], l }' "$1" | sort -rn | awk 'NR == 1 { print $2 }'
+}
+
+@test "-a: two QEMUs from before and two started after each get their perf map and root" {
+	local g pid
+	start_bg_qemu() { "$@" >/dev/null 2>&1 & PIDS+=($!); }
+	start_bg_qemu "$QX" "$(guest x86_64 hot)" -u "$D/stop"
+	start_bg_qemu "$QA" "$(guest aarch64 hot)" -u "$D/stop"
+	sleep 1
+	start_all --perfmap --profile="$D/p.folded"
+	start_bg_qemu "$QX" "$(guest x86_64 tree)" -u "$D/stop"
+	start_bg_qemu "$QA" "$(guest aarch64 tree)" -u "$D/stop"
+	sleep 1
+	perf record -q -a -e cpu-clock -k 1 -o "$D/perf.data" -- sleep 3 >/dev/null 2>&1
+	touch "$D/stop"
+	for pid in "${PIDS[@]}"; do wait "$pid"; done
+	stop_all
+	assert_regex "$(cat "$D/bg.err")" '4 QEMU processes \(0 forked\), 4 perf maps, .* 0 without'
+	for i in 0 1 2 3; do
+		pid=${PIDS[$i]}
+		g=hot_main
+		[ "$i" -lt 2 ] || g=leaf_work
+		[ -s "/tmp/perf-$pid.map" ] || fail "no perf map for pid $pid"
+		run hottest "$D/perf.data" "$pid"
+		echo "# pid $pid: perf's hottest $output, profile's $(profile_leaf "$D/p.folded" "$pid")" >&3
+		assert_output "$g"
+		run profile_leaf "$D/p.folded" "$pid"
+		assert_output "$g"
+		rm -f "/tmp/perf-$pid.map"
+	done
+}
+
+@test "-a: a forked guest's parent and child each name their own hot function" {
+	local arch q parent child
+	start_all --perfmap --profile="$D/p.folded"
+	for arch in x86_64 aarch64; do
+		q=$QX
+		[ $arch = x86_64 ] || q=$QA
+		rm -f "$D/stop"
+		"$q" "$(guest $arch forker)" "$D/stop" >"$D/out.$arch" 2>&1 &
+		parent=$!
+		PIDS+=("$parent")
+		sleep 1
+		child=$(pgrep -P "$parent" | head -n 1)
+		[ -n "$child" ] || fail "$arch: the guest did not fork"
+		perf record -q -a -e cpu-clock -k 1 -o "$D/perf.$arch" -- sleep 2 >/dev/null 2>&1
+		touch "$D/stop"
+		wait "$parent"
+		grep -q '^child [0-9]' "$D/out.$arch" || fail "$arch: $(cat "$D/out.$arch")"
+		eval "P_$arch=$parent C_$arch=$child"
+	done
+	stop_all
+	assert_regex "$(cat "$D/bg.err")" '4 QEMU processes \(2 forked\), 4 perf maps'
+	for arch in x86_64 aarch64; do
+		eval "parent=\$P_$arch child=\$C_$arch"
+		run hottest "$D/perf.$arch" "$parent"
+		assert_output parent_work
+		run hottest "$D/perf.$arch" "$child"
+		assert_output child_work
+		run profile_leaf "$D/p.folded" "$parent"
+		assert_output parent_work
+		run profile_leaf "$D/p.folded" "$child"
+		assert_output child_work
+		rm -f "/tmp/perf-$parent.map" "/tmp/perf-$child.map"
+	done
+}
+
+@test "-a: none of 40 short QEMU processes started one after another is missed" {
+	local pids=() pid arch q
+	start_all --perfmap
+	for i in $(seq 40); do
+		arch=x86_64 q=$QX
+		[ $((i % 2)) = 0 ] || arch=aarch64 q=$QA
+		"$q" "$(guest $arch hot)" 300 >/dev/null &
+		pids+=($!)
+		wait $!
+	done
+	sleep 0.5
+	stop_all
+	assert_regex "$(cat "$D/bg.err")" '40 QEMU processes \(0 forked\), 40 perf maps, .* 0 without'
+	for pid in "${pids[@]}"; do
+		[ -s "/tmp/perf-$pid.map" ] || fail "no perf map for pid $pid"
+		grep -q ' hot_main$' "/tmp/perf-$pid.map" || fail "pid $pid: no hot_main in its map"
+		rm -f "/tmp/perf-$pid.map"
+	done
+}
+
+@test "-a: bad input gets a one-line error" {
+	run timeout 20 "$QEMU_JITBPF" -a -p 1
+	assert_failure
+	assert_output --partial 'no -p PID'
+	run timeout 20 "$QEMU_JITBPF" -a --top --qemu "$QX"
+	assert_failure
+	assert_output --partial 'use -p with them, not -a'
+	run timeout 20 "$QEMU_JITBPF" -a --qemu /bin/true
+	assert_failure
+	assert_output --partial '/bin/true: not a QEMU with the qemu-jitbpf probes'
+	run timeout 20 "$QEMU_JITBPF" --qemu "$QX" -p 1
+	assert_failure
+	assert_output --partial '--qemu goes with -a'
+}
+
+@test "-a --interval: three intervals, three pprof files whose counts add up to the run's" {
+	local f n sum=0 total files stamps
+	start_bg_qemu() { "$@" >/dev/null 2>&1 & PIDS+=($!); }
+	start_bg_qemu "$QX" "$(guest x86_64 hot)" -u "$D/stop"
+	start_bg_qemu "$QA" "$(guest aarch64 tree)" -u "$D/stop"
+	run "$QEMU_JITBPF" -a --qemu "$QX" --profile="$D/p.pb.gz" --interval=2 -d 5.5
+	assert_success
+	files=$(ls "$D"/p.*.pb.gz)
+	echo "# $files" >&3
+	[ "$(wc -l <<<"$files")" = 3 ] || fail "not 3 interval files: $files"
+	# Named by the interval's start, UTC, 2 s apart.
+	stamps=$(sed -E 's/.*p\.([0-9]{8}T[0-9]{6}Z)\.pb\.gz$/\1/' <<<"$files")
+	[ "$(wc -l < <(grep -E '^[0-9]{8}T[0-9]{6}Z$' <<<"$stamps"))" = 3 ] || fail "$stamps"
+	export HOME=${HOME:-/root} GOCACHE=$D/go
+	for f in $files; do
+		n=$(go tool pprof -sample_index=samples -top "$f" 2>/dev/null |
+			sed -nE 's/.* of ([0-9]+) total.*/\1/p')
+		echo "# $f: $n samples" >&3
+		[ -n "$n" ] && [ "$n" -gt 50 ] || fail "$f: '$n' samples"
+		sum=$((sum + n))
+	done
+	total=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) samples at 99 Hz, 0 samples lost$/\1/p' <<<"$output")
+	[ "$sum" = "$total" ] || fail "intervals hold $sum samples, the run $total"
+}
+
+# binfmt_misc runs our qemu-aarch64 for every aarch64 program, as on a
+# cross-architecture container build host.
+BINFMT=/proc/sys/fs/binfmt_misc
+BINFMT_NAME=qemu-jitbpf-test-aarch64
+
+binfmt_register() { # QEMU
+	if [ ! -e "$BINFMT/register" ]; then
+		mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null ||
+			skip "binfmt_misc cannot be mounted here"
+	fi
+	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
+	# AArch64 ELF executables (ET_EXEC and ET_DYN), as qemu's own
+	# scripts/qemu-binfmt-conf.sh registers them; F: opened once, here.
+	printf ':%s:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F\n' \
+		"$BINFMT_NAME" "$1" >"$BINFMT/register" || skip "binfmt_misc registration refused"
+}
+
+binfmt_unregister() {
+	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
+}
+
+@test "-a with binfmt_misc: a foreign busybox script's dozens of commands each get a valid perf map" {
+	local bb pids pid hot=0 ended=0 maps procs forked nameless
+	bb=$(guest aarch64 busybox)
+	[ -x "$bb" ] || fail "$bb missing (make guests)"
+	binfmt_register "$QA"
+	start_all --perfmap
+	# The aarch64 shell forks and execs each command: every one is a new
+	# QEMU (binfmt_misc), a short one.
+	"$bb" sh -c "for i in \$($bb seq 20); do $bb true; $(guest aarch64 hot) 300 >/dev/null; done" ||
+		fail "the foreign script failed"
+	sleep 0.5
+	stop_all
+	binfmt_unregister
+	# The shell, and per command a forked child that execs the command
+	# (and whatever else the shell forks): every one named.
+	read -r procs forked maps nameless < <(sed -nE 's/^qemu-jitbpf: ([0-9]+) QEMU processes \(([0-9]+) forked\), ([0-9]+) perf maps, .* ([0-9]+) without a handshake.*/\1 \2 \3 \4/p' "$D/bg.err")
+	echo "# $procs QEMU processes, $forked forked, $maps perf maps, $nameless without" >&3
+	[ "$forked" -ge 40 ] && [ "$procs" -ge 81 ] || fail "$procs processes, $forked forked"
+	[ "$maps" = "$procs" ] && [ "$nameless" = 0 ] || fail "$maps maps of $procs processes"
+	pids=$(sed -nE 's/^qemu-jitbpf: pid ([0-9]+) \(exit\): wrote .*/\1/p' "$D/bg.err" | sort -u)
+	for pid in $pids; do
+		[ -s "/tmp/perf-$pid.map" ] || fail "no perf map for pid $pid"
+		# Valid: every line ADDR SIZE NAME, in hex, as perf reads them.
+		grep -vqE '^[0-9a-f]+ [0-9a-f]+ .+$' "/tmp/perf-$pid.map" && fail "pid $pid: bad line"
+		grep -q ' hot_main$' "/tmp/perf-$pid.map" && hot=$((hot + 1))
+		ended=$((ended + 1))
+		rm -f "/tmp/perf-$pid.map"
+	done
+	echo "# $ended QEMU processes exited with a map, $hot ran hot" >&3
+	[ "$ended" -ge 41 ] || fail "$ended processes exited with a map, not 41"
+	[ "$hot" = 20 ] || fail "$hot maps name hot_main, not 20"
+}
