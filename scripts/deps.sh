@@ -13,7 +13,7 @@ PKGS="
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
   valgrind clang-format bc
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
-  golang-go chromium tmux libc6-dbg
+  golang-go chromium tmux libc6-dbg gnuplot-nox
 "
 
 missing=""
