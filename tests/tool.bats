@@ -28,7 +28,7 @@ teardown() {
 @test "neither -p nor a command is a usage error" {
 	run "$QEMU_JITBPF"
 	[ "$status" -ne 0 ]
-	assert_output --partial "give either -p PID or -- QEMU-COMMAND"
+	assert_output --partial "give either -p PID, -a or -- QEMU-COMMAND"
 	run "$QEMU_JITBPF" -p abc
 	[ "$status" -ne 0 ]
 	assert_output --partial "invalid PID 'abc'"
@@ -154,9 +154,9 @@ teardown() {
 	echo "# $lost events lost" >&3
 	[ "${lost:-0}" -gt 0 ] || fail "a 1 MiB ring lost nothing: $output"
 	[ "$(uftrace_lost "$D/u")" -eq "$lost" ]
-	run uftrace replay -d "$D/u"
-	assert_success
-	assert_output --regexp '/\* LOST [0-9]+ records!! \*/'
+	# Tens of millions of records: read as they stream, not kept in $output.
+	uftrace replay -d "$D/u" 2>/dev/null | grep -qE '/\* LOST [0-9]+ records!! \*/' ||
+		fail "uftrace replay shows no LOST record"
 }
 
 @test "valgrind: no memory error and no leak in launched runs (perf map, jitdump, uftrace)" {
