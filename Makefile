@@ -160,6 +160,7 @@ bench: tool guests qemu qemu-ref
 	@bench/backtoback.sh
 	@bench/uftrace.sh
 	@bench/profile.sh
+	@bench/soak.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

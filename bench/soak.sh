@@ -111,6 +111,7 @@ set xlabel "seconds"
 set ylabel "RSS (MiB)"
 set y2label "open fds"
 set y2tics
+set key bottom right
 set yrange [0:*]
 set y2range [0:*]
 plot "$work/series" using 1:(\$2/1024) with lines title "RSS", \

@@ -120,6 +120,48 @@ profile_leaf() { # FOLDED PID
 	done
 }
 
+@test "-a --jitdump --uftrace: each process its jitdump (forks too) and uftrace data" {
+	local parent child pid n
+	start_all --jitdump --uftrace="$D/u"
+	# QEMU makes the marker in its current directory.
+	cd "$D"
+	"$QX" "$(guest x86_64 hot)" 3000 >/dev/null
+	"$QA" "$(guest aarch64 hot)" 2000 >/dev/null &
+	PIDS+=($!)
+	wait $!
+	rm -f "$D/stop"
+	"$QX" "$(guest x86_64 forker)" "$D/stop" >"$D/out" 2>&1 &
+	parent=$!
+	PIDS+=("$parent")
+	sleep 1
+	child=$(pgrep -P "$parent" | head -n 1)
+	[ -n "$child" ] || fail "the guest did not fork"
+	perf record -q -a -e cpu-clock -k 1 -o "$D/perf.data" -- sleep 2 >/dev/null 2>&1
+	touch "$D/stop"
+	wait "$parent"
+	stop_all
+	assert_regex "$(cat "$D/bg.err")" ' 4 QEMU processes \(1 forked\), 0 perf maps, 4 jitdumps, 4 uftrace, 0 without'
+	# The jitdumps, through perf inject: parent and child each hot in
+	# their own function (the child made its own marker).
+	[ -s "$D/jit-$parent.dump" ] && [ -s "$D/jit-$child.dump" ] || fail "$(ls "$D")"
+	perf_inject "$D/perf.data" "$D/perf.jit.data"
+	for pid in "$parent:parent_work" "$child:child_work"; do
+		n=$(perf script -i "$D/perf.jit.data" --pid "${pid%%:*}" -F sym,dso 2>/dev/null |
+			awk '$NF ~ /jitted-[0-9]+-[0-9]+\.so\)$/ { print $1 }' | sort | uniq -c |
+			sort -rn | awk 'NR == 1 { print $2 }')
+		echo "# pid ${pid%%:*}: hottest in the jitdump $n" >&3
+		[ "$n" = "${pid#*:}" ] || fail "pid ${pid%%:*}: hottest $n"
+	done
+	# uftrace data per process, with exact call counts.
+	n=$(for d in "$D"/u/*/; do uftrace report -d "$d" -s call 2>/dev/null |
+		awk '$NF == "hot_main" { print $(NF-1) }'; done | sort -n | tr '\n' ' ')
+	echo "# hot_main calls per uftrace directory: $n" >&3
+	[ "$n" = "2000 3000 " ] || fail "hot_main calls: $n"
+	[ -d "$D/u/$parent" ] && [ -d "$D/u/$child" ] || fail "$(ls "$D/u")"
+	run uftrace report -d "$D/u/$child" -s call
+	assert_output --regexp ' child_work$'
+}
+
 @test "-a: none of 40 short QEMU processes started one after another is missed" {
 	local pids=() pid arch q
 	start_all --perfmap
