@@ -146,8 +146,8 @@ profile_leaf() { # FOLDED PID
 	[ -s "$D/jit-$parent.dump" ] && [ -s "$D/jit-$child.dump" ] || fail "$(ls "$D")"
 	perf_inject "$D/perf.data" "$D/perf.jit.data"
 	for pid in "$parent:parent_work" "$child:child_work"; do
-		n=$(perf script -i "$D/perf.jit.data" --pid "${pid%%:*}" -F sym,dso 2>/dev/null |
-			awk '$NF ~ /jitted-[0-9]+-[0-9]+\.so\)$/ { print $1 }' | sort | uniq -c |
+		n=$(perf script -i "$D/perf.jit.data" --pid "${pid%%:*}" -F ip,sym,dso 2>/dev/null |
+			awk '$NF ~ /jitted-[0-9]+-[0-9]+\.so\)$/ { print $2 }' | sort | uniq -c |
 			sort -rn | awk 'NR == 1 { print $2 }')
 		echo "# pid ${pid%%:*}: hottest in the jitdump $n" >&3
 		[ "$n" = "${pid#*:}" ] || fail "pid ${pid%%:*}: hottest $n"
@@ -159,7 +159,7 @@ profile_leaf() { # FOLDED PID
 	[ "$n" = "2000 3000 " ] || fail "hot_main calls: $n"
 	[ -d "$D/u/$parent" ] && [ -d "$D/u/$child" ] || fail "$(ls "$D/u")"
 	run uftrace report -d "$D/u/$child" -s call
-	assert_output --regexp ' child_work$'
+	assert_line --regexp ' child_work$'
 }
 
 @test "-a: none of 40 short QEMU processes started one after another is missed" {
