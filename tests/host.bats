@@ -42,6 +42,22 @@ stop_all() {
 	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
 }
 
+# Run the forking guest for 3 s, perf recording the host meanwhile; its
+# pids in FORK_PARENT and FORK_CHILD.
+run_forker() { # QEMU ARCH PERF_DATA
+	rm -f "$D/stop"
+	"$1" "$(guest "$2" forker)" "$D/stop" >"$D/out.$2" 2>&1 &
+	FORK_PARENT=$!
+	PIDS+=("$FORK_PARENT")
+	sleep 1
+	FORK_CHILD=$(pgrep -P "$FORK_PARENT" | head -n 1)
+	[ -n "$FORK_CHILD" ] || fail "$2: the guest did not fork"
+	perf record -q -a -e cpu-clock -k 1 -o "$3" -- sleep 2 >/dev/null 2>&1
+	touch "$D/stop"
+	wait "$FORK_PARENT"
+	grep -q '^child [0-9]' "$D/out.$2" || fail "$2: $(cat "$D/out.$2")"
+}
+
 # The hottest symbol of PID's JIT samples in PERF_DATA.
 hottest() { # PERF_DATA PID
 	perf script -i "$1" --pid "$2" -F ip,sym,dso 2>/dev/null |
@@ -91,17 +107,8 @@ profile_leaf() { # FOLDED PID
 	for arch in x86_64 aarch64; do
 		q=$QX
 		[ $arch = x86_64 ] || q=$QA
-		rm -f "$D/stop"
-		"$q" "$(guest $arch forker)" "$D/stop" >"$D/out.$arch" 2>&1 &
-		parent=$!
-		PIDS+=("$parent")
-		sleep 1
-		child=$(pgrep -P "$parent" | head -n 1)
-		[ -n "$child" ] || fail "$arch: the guest did not fork"
-		perf record -q -a -e cpu-clock -k 1 -o "$D/perf.$arch" -- sleep 2 >/dev/null 2>&1
-		touch "$D/stop"
-		wait "$parent"
-		grep -q '^child [0-9]' "$D/out.$arch" || fail "$arch: $(cat "$D/out.$arch")"
+		run_forker "$q" "$arch" "$D/perf.$arch"
+		parent=$FORK_PARENT child=$FORK_CHILD
 		eval "P_$arch=$parent C_$arch=$child"
 	done
 	stop_all
@@ -129,16 +136,8 @@ profile_leaf() { # FOLDED PID
 	"$QA" "$(guest aarch64 hot)" 2000 >/dev/null &
 	PIDS+=($!)
 	wait $!
-	rm -f "$D/stop"
-	"$QX" "$(guest x86_64 forker)" "$D/stop" >"$D/out" 2>&1 &
-	parent=$!
-	PIDS+=("$parent")
-	sleep 1
-	child=$(pgrep -P "$parent" | head -n 1)
-	[ -n "$child" ] || fail "the guest did not fork"
-	perf record -q -a -e cpu-clock -k 1 -o "$D/perf.data" -- sleep 2 >/dev/null 2>&1
-	touch "$D/stop"
-	wait "$parent"
+	run_forker "$QX" x86_64 "$D/perf.data"
+	parent=$FORK_PARENT child=$FORK_CHILD
 	stop_all
 	assert_regex "$(cat "$D/bg.err")" ' 4 QEMU processes \(1 forked\), 0 perf maps, 4 jitdumps, 4 uftrace, 0 without'
 	# The jitdumps, through perf inject: parent and child each hot in
