@@ -18,6 +18,13 @@
 #define QJ_CALLS_PER_REC   170
 #define QJ_CALLS_MAX_BATCH 4096
 
+/* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h). */
+#define QJ_WAKE_BYTES(ring_size) ((ring_size) / 4)
+/* User space drains at most this many records before it looks at the
+ * clock again, and sleeps at most this long (ms) when nothing wakes it. */
+#define QJ_CONSUME_MAX 4096
+#define QJ_IDLE_MS     100
+
 enum qj_event_type {
 	QJ_EV_TBS = 1,	  /* struct qj_tbs: part of a batch of TB reports */
 	QJ_EV_PROLOGUE,	  /* struct qj_prologue */

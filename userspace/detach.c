@@ -15,6 +15,7 @@
  * most one process of ours is left behind.
  */
 #include "detach.h"
+#include "sampler.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 /* The helper exits when no tool has come for this long. */
 #define HELPER_IDLE_MS 500
@@ -60,6 +62,21 @@ void detach_close(int *fds, int n)
 	}
 	free(started);
 	free(th);
+}
+
+int detach_prog_fds(struct bpf_object *obj, const struct sampler *sm, int *fds, int max)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj)
+	{
+		if (bpf_program__fd(p) >= 0 && n < max)
+			fds[n++] = bpf_program__fd(p);
+	}
+	if (sm)
+		n += sampler_prog_fds(sm, fds + n, max - n);
+	return n;
 }
 
 int detach_collect(const int *prog_fds, int nprogs, int **fds)

@@ -40,9 +40,6 @@
 #include "qemu-jitbpf.skel.h"
 
 #define PROC_BUCKETS 1024
-/* Records read from the ring before looking at the clock again. */
-#define HOST_CONSUME_MAX 4096
-#define HOST_IDLE_MS	 100
 
 struct proc {
 	struct target t;
@@ -369,7 +366,7 @@ static int load(struct host *h)
 	bpf_program__set_autoload(skel->progs.jitdump_marker, h->o->jitdump);
 	bpf_program__set_autoload(skel->progs.jit_calls, h->o->uftrace != NULL);
 	err = bpf_map__set_max_entries(skel->maps.events, ring);
-	skel->rodata->wake_bytes = ring / 4;
+	skel->rodata->wake_bytes = QJ_WAKE_BYTES(ring);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
 	if (err) {
@@ -428,18 +425,11 @@ static void tick(struct host *h, uint64_t now)
  */
 static void stop(struct host *h)
 {
-	int progs[32], nprogs = 0, *fds, n;
-	struct bpf_program *prog;
+	int progs[32], nprogs, *fds, n;
 
 	if (!h->skel)
 		return;
-	bpf_object__for_each_program(prog, h->skel->obj)
-	{
-		if (bpf_program__fd(prog) >= 0 && nprogs < 32)
-			progs[nprogs++] = bpf_program__fd(prog);
-	}
-	if (h->profiling)
-		nprogs += sampler_prog_fds(h->prof.sm, progs + nprogs, 32 - nprogs);
+	nprogs = detach_prog_fds(h->skel->obj, h->profiling ? h->prof.sm : NULL, progs, 32);
 	n = detach_collect(progs, nprogs, &fds);
 	for (size_t i = 0; i < h->nlinks; i++)
 		bpf_link__destroy(h->links[i]);
@@ -500,9 +490,9 @@ int host_run(const struct host_opts *o, volatile sig_atomic_t *exiting)
 	while (!*exiting) {
 		struct pollfd pfd = {ring_buffer__epoll_fd(rb), POLLIN, 0};
 
-		poll(&pfd, 1, busy ? 0 : HOST_IDLE_MS);
-		err = ring_buffer__consume_n(rb, HOST_CONSUME_MAX);
-		busy = err >= HOST_CONSUME_MAX;
+		poll(&pfd, 1, busy ? 0 : QJ_IDLE_MS);
+		err = ring_buffer__consume_n(rb, QJ_CONSUME_MAX);
+		busy = err >= QJ_CONSUME_MAX;
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading the ring buffer: %s", strerror(-err));
 			goto out;

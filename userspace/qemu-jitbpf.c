@@ -268,17 +268,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--qemu goes with -a");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
+		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
+		if (!env.ringbuf_mb)
+			env.ringbuf_mb = env.uftrace ? 64 : 8;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
-
-/* Records read from the ring before looking at the clock again. */
-#define QJ_CONSUME_MAX 4096
-/* How long the main loop sleeps when nothing wakes it, in ms. */
-#define QJ_IDLE_MS 100
 
 static volatile sig_atomic_t exiting;
 /* The uprobe warmup_start() opened; it goes with the links. */
@@ -351,22 +349,6 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 	return 0;
 }
 
-/* The fds of every BPF program loaded, the profiler's too; the count. */
-static int prog_fds(struct qemu_jitbpf_bpf *skel, int *fds, int max)
-{
-	struct bpf_program *p;
-	int n = 0;
-
-	bpf_object__for_each_program(p, skel->obj)
-	{
-		if (bpf_program__fd(p) >= 0 && n < max)
-			fds[n++] = bpf_program__fd(p);
-	}
-	if (profiler.sm)
-		n += sampler_prog_fds(profiler.sm, fds + n, max - n);
-	return n;
-}
-
 /*
  * Drop our links.  First take new fds for them (libbpf keeps the fds of
  * USDT links to itself) and the warm-up uprobe: libbpf's objects then go
@@ -376,7 +358,7 @@ static int prog_fds(struct qemu_jitbpf_bpf *skel, int *fds, int max)
 static void detach_all(struct qemu_jitbpf_bpf *skel, bool background)
 {
 	struct bpf_link **links = (struct bpf_link **)&skel->links;
-	int progs[16], nprogs = prog_fds(skel, progs, 16), *fds, n;
+	int progs[16], nprogs = detach_prog_fds(skel->obj, profiler.sm, progs, 16), *fds, n;
 
 	n = detach_collect(progs, nprogs, &fds);
 	if (warmup_fd >= 0) {
@@ -439,7 +421,7 @@ static bool top_tick(pid_t pid, uint64_t now, uint64_t *last)
 /* -v: what each BPF program cost, in the kernel (bpf_enable_stats). */
 static void report_bpf_time(struct qemu_jitbpf_bpf *skel)
 {
-	int fds[32], n = prog_fds(skel, fds, 32);
+	int fds[32], n = detach_prog_fds(skel->obj, profiler.sm, fds, 32);
 	uint64_t ns = 0, runs = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -557,9 +539,7 @@ static int run_host(const char *outdir)
 		.qemus = env.qemus,
 		.nqemus = env.nqemus,
 		.duration = env.duration,
-		.ringbuf_mb = env.ringbuf_mb ? env.ringbuf_mb
-			      : env.uftrace  ? 64
-					     : 8,
+		.ringbuf_mb = env.ringbuf_mb,
 	};
 
 	if (env.uftrace && mkdir(env.uftrace, 0755) && errno != EEXIST) {
@@ -684,12 +664,9 @@ int main(int argc, char **argv)
 		pr_err("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (!env.ringbuf_mb)
-		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
-		env.ringbuf_mb = env.uftrace ? 64 : 8;
 	choose_programs(skel);
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
-	skel->rodata->wake_bytes = (env.ringbuf_mb << 20) / 4;
+	skel->rodata->wake_bytes = QJ_WAKE_BYTES(env.ringbuf_mb << 20);
 	if (!err)
 		err = qemu_jitbpf_bpf__load(skel);
 	if (err) {

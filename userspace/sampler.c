@@ -25,7 +25,7 @@ struct sampler {
 	size_t nvcpu_links;
 };
 
-/* The main programs' wake threshold (a quarter of the ring): see qj_submit(). */
+/* The main programs' wake threshold: see qj_submit(). */
 static __u64 ring_wake_bytes(int ringbuf_fd)
 {
 	struct bpf_map_info info = {};
@@ -33,7 +33,7 @@ static __u64 ring_wake_bytes(int ringbuf_fd)
 
 	if (bpf_map_get_info_by_fd(ringbuf_fd, &info, &len))
 		return 1 << 20;
-	return info.max_entries / 4;
+	return QJ_WAKE_BYTES(info.max_entries);
 }
 
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
