@@ -36,11 +36,16 @@ TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread -lprotobuf-c
 # pprof's message types, from Debian's copy of the upstream profile.proto.
 PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
+# System mode: a bare-metal aarch64 program, and Debian's Linux kernels
+# with a busybox initramfs that runs the static hot workload.
+SYSTEM_GUESTS := $(BUILD)/guests/bare/aarch64/bare \
+	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/linux/$(a)/vmlinuz \
+		$(BUILD)/guests/linux/$(a)/initramfs.cpio.gz)
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
-	$(BUILD)/guests/aarch64/busybox
+	$(BUILD)/guests/aarch64/busybox $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -141,6 +146,29 @@ $(BUILD)/guests/native/calls: tests/guests/calls.c
 # Debian's arm64 busybox, a foreign shell for the binfmt_misc test (-a).
 $(BUILD)/guests/aarch64/busybox: scripts/foreign-busybox.sh
 	@scripts/foreign-busybox.sh $@
+
+$(BUILD)/guests/bare/aarch64/bare: tests/guests/bare/start-aarch64.S tests/guests/bare/bare.c \
+		tests/guests/bare/bare.ld
+	@mkdir -p $(dir $@)
+	$(CC_aarch64) -ffreestanding -nostdlib -static -no-pie -fno-pic -mgeneral-regs-only \
+		-g -O1 -fno-inline -fno-omit-frame-pointer -Wall -Wextra -Werror \
+		-Wl,--build-id=none -Wl,--no-warn-rwx-segments -Wl,-T,tests/guests/bare/bare.ld \
+		-o $@ tests/guests/bare/start-aarch64.S tests/guests/bare/bare.c
+
+# Debian 12's cloud kernels, cached (scripts/guest-linux.sh).
+$(BUILD)/guests/linux/x86_64/vmlinuz: scripts/guest-linux.sh
+	@scripts/guest-linux.sh amd64 $(dir $@)
+$(BUILD)/guests/linux/aarch64/vmlinuz: scripts/guest-linux.sh
+	@scripts/guest-linux.sh arm64 $(dir $@)
+
+$(BUILD)/guests/linux/x86_64/initramfs.cpio.gz: scripts/guest-initramfs.sh \
+		tests/guests/linux-init.sh $(BUILD)/guests/x86_64/hot
+	@scripts/guest-initramfs.sh /bin/busybox tests/guests/linux-init.sh \
+		$(BUILD)/guests/x86_64/hot $@
+$(BUILD)/guests/linux/aarch64/initramfs.cpio.gz: scripts/guest-initramfs.sh \
+		tests/guests/linux-init.sh $(BUILD)/guests/aarch64/hot $(BUILD)/guests/aarch64/busybox
+	@scripts/guest-initramfs.sh $(BUILD)/guests/aarch64/busybox tests/guests/linux-init.sh \
+		$(BUILD)/guests/aarch64/hot $@
 
 # tests/matrix/X.bats.in -> build/tests/X-<version>-<arch>.bats
 tests:

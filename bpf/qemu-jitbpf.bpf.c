@@ -228,6 +228,25 @@ int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 en
 	return 0;
 }
 
+/* System mode: an ELF file QEMU loaded into guest memory (-kernel,
+ * -device loader), with the guest-physical range it occupies. */
+SEC("usdt")
+int BPF_USDT(loader_elf_image, __u64 path, __u64 low, __u64 high)
+{
+	struct qj_image *r = reserve(sizeof(*r));
+
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, QJ_EV_LOADED_ELF, bpf_ktime_get_ns());
+	r->bias = 0;
+	r->start = low;
+	r->end = high;
+	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
+		r->path[0] = 0;
+	submit(r);
+	return 0;
+}
+
 SEC("usdt")
 int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 {

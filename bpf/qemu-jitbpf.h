@@ -17,6 +17,13 @@
 #define QJ_CALL_EVENT_SIZE 24
 #define QJ_CALLS_PER_REC   170
 #define QJ_CALLS_MAX_BATCH 4096
+/*
+ * An event's address word: the kind (1 call, 2 return) in bits 63-62, the
+ * target below.  QEMU clears those bits of the address, which for a guest
+ * kernel's (0xffff...) were copies of bit 61: sign-extend it back.
+ */
+#define QJ_CALL_KIND(w) ((unsigned int)((w) >> 62))
+#define QJ_CALL_ADDR(w) ((unsigned long long)((long long)((w) << 2) >> 2))
 
 /* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h). */
 #define QJ_WAKE_BYTES(ring_size) ((ring_size) / 4)
@@ -38,6 +45,7 @@ enum qj_event_type {
 	QJ_EV_FORK,	  /* struct qj_fork: a traced QEMU forked (-a) */
 	QJ_EV_EXEC,	  /* struct qj_hdr: a traced QEMU exec'd another program (-a) */
 	QJ_EV_EXIT,	  /* struct qj_hdr: a traced QEMU's last thread exited (-a) */
+	QJ_EV_LOADED_ELF, /* struct qj_image: ELF file loaded by a system-mode QEMU */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -99,7 +107,7 @@ struct qj_image {
 	struct qj_hdr hdr;
 	__u64 bias;
 	__u64 start;
-	__u64 end; /* inclusive */
+	__u64 end; /* inclusive (QJ_EV_LOADED_ELF: exclusive, physical) */
 	char path[QJ_PATH_MAX];
 };
 

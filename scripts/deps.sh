@@ -7,11 +7,12 @@ PKGS="
   make gcc libc6-dev pkg-config git xz-utils dpkg-dev gpgv debian-archive-keyring
   ninja-build meson python3 python3-venv libglib2.0-dev flex bison
   systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev
+  libpixman-1-dev libfdt-dev seabios qemu-system-data
   clang llvm bpftool
   linux-perf uftrace bpftrace
   bats bats-assert bats-support bats-file
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
-  valgrind clang-format bc
+  valgrind clang-format bc cpio
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
   golang-go chromium tmux libc6-dbg gnuplot-nox
 "

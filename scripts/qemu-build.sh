@@ -15,7 +15,7 @@ VERSION=${1:?usage: qemu-build.sh VERSION [patched|ref]}
 FLAVOR=${2:-patched}
 . "$ROOT/scripts/apt-private.sh"
 # Bump when the recipe below changes in a way that changes the binaries.
-RECIPE=4
+RECIPE=5
 
 TARGETS="x86_64-linux-user,aarch64-linux-user"
 # Frame pointers, as Fedora builds everything since F38: the profiler
@@ -28,10 +28,24 @@ CONFIG_FLAGS="--target-list=$TARGETS --enable-trace-backends=dtrace
 log() { printf 'qemu-build: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# System emulators (10.2.2): only the machines the tests boot (q35, virt:
+# scripts/qemu-devices),
+# and the firmware from Debian's seabios and qemu-system-data packages,
+# found without -L.  7.2 stays linux-user only: a second pair of system
+# emulators would add ~10 min to a cold CI run (docs/design.md).
+SYSTEM_TARGETS="x86_64-softmmu,aarch64-softmmu"
+SYSTEM_FLAGS="--without-default-devices --with-devices-x86_64=jitbpf
+	--with-devices-aarch64=jitbpf
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios"
+DEVICES=$ROOT/scripts/qemu-devices
+BINARIES="qemu-x86_64 qemu-aarch64"
+
 case $VERSION in
 10.2.2)
 	SUITE=sid DEBVER=1:10.2.2+ds-1 DSC=qemu_10.2.2+ds-1.dsc
-	CONFIG_FLAGS="$CONFIG_FLAGS --disable-install-blobs"
+	CONFIG_FLAGS="${CONFIG_FLAGS/--target-list=$TARGETS/--target-list=$TARGETS,$SYSTEM_TARGETS}"
+	CONFIG_FLAGS="${CONFIG_FLAGS/--disable-system/} $SYSTEM_FLAGS --disable-install-blobs"
+	BINARIES="$BINARIES qemu-system-x86_64 qemu-system-aarch64"
 	# The uftrace plugin (benchmark reference) exists from 9.x on.
 	NINJA_EXTRA=contrib-plugins
 	NEED_MESON=1
@@ -91,6 +105,7 @@ fi
 key_input() {
 	echo "recipe=$RECIPE version=$VERSION debver=$DEBVER flavor=$FLAVOR"
 	echo "flags=$CONFIG_FLAGS"
+	case $CONFIG_FLAGS in *with-devices-x86_64=jitbpf*) cat "$DEVICES"/*.mak ;; esac
 	if [ "$FLAVOR" = patched ]; then
 		cat "$PATCHDIR"/*.patch
 	fi
@@ -98,8 +113,10 @@ key_input() {
 KEY=$(key_input | sha256sum | cut -c1-16)
 STAMP=$OUT/.build-key
 
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] &&
-	[ -x "$OUT/bin/qemu-x86_64" ] && [ -x "$OUT/bin/qemu-aarch64" ]; then
+have_all() {
+	for b in $BINARIES; do [ -x "$OUT/bin/$b" ] || return 1; done
+}
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && have_all; then
 	log "$OUT is up to date ($KEY)"
 	exit 0
 fi
@@ -124,18 +141,21 @@ if [ ! -f "$CACHED/.complete" ]; then
 		env_meson=(PYTHONPATH="$WORK/meson/usr/lib/python3/dist-packages")
 		CONFIG_FLAGS="$CONFIG_FLAGS --python=/usr/bin/python3"
 	fi
+	for arch in x86_64 aarch64; do
+		cp "$DEVICES/$arch-jitbpf.mak" "$WORK/src/configs/devices/$arch-softmmu/jitbpf.mak"
+	done
 	mkdir -p "$WORK/obj"
 	log "configuring ($FLAVOR $VERSION)"
 	# shellcheck disable=SC2086
 	(cd "$WORK/obj" && env "${env_meson[@]}" ../src/configure $CONFIG_FLAGS \
 		>configure.log 2>&1) || { tail -n 30 "$WORK/obj/configure.log"; die "configure failed"; }
-	log "building qemu-x86_64 qemu-aarch64 $NINJA_EXTRA (takes minutes)"
+	log "building $BINARIES $NINJA_EXTRA (takes minutes)"
 	# shellcheck disable=SC2086
-	(cd "$WORK/obj" && env "${env_meson[@]}" ninja qemu-x86_64 qemu-aarch64 \
+	(cd "$WORK/obj" && env "${env_meson[@]}" ninja $BINARIES \
 		$NINJA_EXTRA >ninja.log 2>&1) || { tail -n 40 "$WORK/obj/ninja.log"; die "build failed"; }
 	rm -rf "$CACHED.tmp"
 	mkdir -p "$CACHED.tmp/bin" "$CACHED.tmp/plugins"
-	cp "$WORK/obj/qemu-x86_64" "$WORK/obj/qemu-aarch64" "$CACHED.tmp/bin/"
+	for b in $BINARIES; do cp "$WORK/obj/$b" "$CACHED.tmp/bin/"; done
 	cp "$WORK"/obj/contrib/plugins/*.so "$CACHED.tmp/plugins/" 2>/dev/null || true
 	cp "$WORK/obj/configure.log" "$CACHED.tmp/"
 	cp "$WORK/src/scripts/checkpatch.pl" "$CACHED.tmp/"

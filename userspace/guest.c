@@ -44,8 +44,8 @@ static const struct guest_image *find(const struct guest *g, uint64_t pc)
 	return NULL;
 }
 
-void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
-		     bool user)
+static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
+		uint64_t start, uint64_t end, bool user)
 {
 	struct guest_image img;
 	size_t i, j;
@@ -66,7 +66,7 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 		.start = start,
 		.end = end,
 		.bias = bias,
-		.elf = path[0] == '/' ? elf_file_get(path) : NULL,
+		.elf = elf,
 		.path = xstrdup(path),
 		.user = user,
 	};
@@ -88,7 +88,17 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 	       end, bias, img.elf ? "" : " (no symbols)");
 }
 
-int guest_add_elf_spec(struct guest *g, const char *spec)
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+		     bool user)
+{
+	add(g, path, path[0] == '/' ? elf_file_get(path) : NULL, bias, start, end, user);
+}
+
+/*
+ * OPT PATH[:BIAS]: the file (ELF, or symbol map if MAP), added with BIAS
+ * over the range of its symbols' or segments' addresses.
+ */
+static int add_spec(struct guest *g, const char *opt, const char *spec, bool map)
 {
 	char *path = xstrdup(spec), *colon = strrchr(path, ':'), *end;
 	uint64_t bias = 0, lo, hi;
@@ -98,22 +108,44 @@ int guest_add_elf_spec(struct guest *g, const char *spec)
 		errno = 0;
 		bias = strtoull(colon + 1, &end, 0);
 		if (errno || end == colon + 1 || *end) {
-			pr_err("--guest-elf %s: bias '%s' is not a number", spec, colon + 1);
+			pr_err("%s %s: bias '%s' is not a number", opt, spec, colon + 1);
 			free(path);
 			return -EINVAL;
 		}
 		*colon = 0;
 	}
-	e = elf_file_get(path);
+	e = map ? symbol_map_get(path) : elf_file_get(path);
 	if (!e) {
-		pr_err("--guest-elf %s: not a readable ELF file", path);
+		pr_err("%s %s: not a readable %s", opt, path,
+		       map ? "System.map or kallsyms file" : "ELF file");
 		free(path);
 		return -EINVAL;
 	}
 	elf_file_range(e, &lo, &hi);
-	guest_add_image(g, path, bias, lo + bias, hi + bias, true);
+	add(g, path, e, bias, lo + bias, hi + bias, true);
 	free(path);
 	return 0;
+}
+
+int guest_add_elf_spec(struct guest *g, const char *spec)
+{
+	return add_spec(g, "--guest-elf", spec, false);
+}
+
+int guest_add_symbols_spec(struct guest *g, const char *spec)
+{
+	return add_spec(g, "--guest-symbols", spec, true);
+}
+
+void guest_add_loaded(struct guest *g, const char *path)
+{
+	struct elf_file *e = path[0] == '/' ? elf_file_get(path) : NULL;
+	uint64_t lo, hi;
+
+	if (!e)
+		return;
+	elf_file_range(e, &lo, &hi);
+	add(g, path, e, 0, lo, hi, false);
 }
 
 struct maps_pc {

@@ -2,7 +2,8 @@
 /*
  * The guest's address space, as far as symbols go: which ELF image covers
  * a guest address, and with what load bias.  Images come from QEMU's
- * image probe (executable, interpreter), from --guest-elf, and, for the
+ * image probe (executable, interpreter; in system mode, ELF files QEMU
+ * loads), from --guest-elf and --guest-symbols, and, for the
  * libraries the guest's own loader maps, from QEMU's /proc/PID/maps, where
  * they appear at guest_base + guest address.
  */
@@ -51,6 +52,14 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 		     bool user);
 /* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
 int guest_add_elf_spec(struct guest *g, const char *spec);
+/* --guest-symbols FILE[:BIAS], a System.map or kallsyms copy; the same. */
+int guest_add_symbols_spec(struct guest *g, const char *spec);
+/*
+ * System mode: an ELF file QEMU loaded into guest memory.  Its code runs
+ * at its link addresses (QEMU never relocates it), which are what the
+ * guest pcs of TBs are: virtual addresses.
+ */
+void guest_add_loaded(struct guest *g, const char *path);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
 /* Add the image of every ELF file mapping in the process's maps, now. */
 void guest_add_mapped(struct guest *g);

@@ -340,6 +340,13 @@ static int attach_binary(struct host *h, const char *binary)
 		    strcmp(bpf_program__section_name(prog), "usdt") ||
 		    prog == h->skel->progs.jit_attach)
 			continue;
+		/* Guest images come from linux-user's probes or from the
+		 * system emulator's: each binary has one kind. */
+		if ((prog == h->skel->progs.linux_user_elf_image ||
+		     prog == h->skel->progs.linux_user_guest_base ||
+		     prog == h->skel->progs.loader_elf_image) &&
+		    !elf_has_usdt(binary, "qemu", name))
+			continue;
 		err = add_link(h, bpf_program__attach_usdt(prog, -1, binary, "qemu", name, NULL),
 			       name, binary);
 		if (err)

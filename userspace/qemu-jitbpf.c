@@ -54,6 +54,8 @@ static struct env {
 	double duration;
 	char **guest_elves;
 	int nguest_elves;
+	char **guest_syms;
+	int nguest_syms;
 	unsigned long ringbuf_mb;
 	bool profile;	  /* sample, for --profile or --top */
 	bool profile_out; /* --profile: write files */
@@ -71,7 +73,8 @@ static const char doc[] =
 	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [--uftrace[=DIR]] [-o DIR]\n"
 	"                   [--profile[=FILE]]... [-F HZ] [--interval=SECONDS]\n"
 	"                   [--call-graph=fp|dwarf[,BYTES]] [--top] [-d SECONDS]\n"
-	"                   [--guest-elf PATH[:BIAS]]... [-v]\n"
+	"                   [--guest-elf PATH[:BIAS]]... [--guest-symbols FILE[:BIAS]]...\n"
+	"                   [-v]\n"
 	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
 	"       qemu-jitbpf -a [--qemu PATH]... [--perfmap] [--jitdump]\n"
 	"                   [--uftrace[=DIR]] [--profile[=FILE]]...\n"
@@ -98,6 +101,7 @@ enum {
 	OPT_JITDUMP,
 	OPT_UFTRACE,
 	OPT_GUEST_ELF,
+	OPT_GUEST_SYMBOLS,
 	OPT_RINGBUF,
 	OPT_PROFILE,
 	OPT_CALL_GRAPH,
@@ -145,6 +149,10 @@ static const struct argp_option opts[] = {
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0},
 	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
 	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
+	{"guest-symbols", OPT_GUEST_SYMBOLS, "FILE[:BIAS]", 0,
+	 "Guest symbols from a System.map or /proc/kallsyms copy (guest = address + BIAS), "
+	 "e.g. a VM's Linux kernel; repeatable",
+	 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
@@ -237,6 +245,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			xrealloc(env.guest_elves, (env.nguest_elves + 1) * sizeof(char *));
 		env.guest_elves[env.nguest_elves++] = arg;
 		break;
+	case OPT_GUEST_SYMBOLS:
+		env.guest_syms = xrealloc(env.guest_syms, (env.nguest_syms + 1) * sizeof(char *));
+		env.guest_syms[env.nguest_syms++] = arg;
+		break;
 	case OPT_RINGBUF:
 		errno = 0;
 		env.ringbuf_mb = strtoul(arg, &end, 10);
@@ -259,9 +271,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.all && (env.pid || env.cmd))
 			argp_error(state,
 				   "-a traces every QEMU: no -p PID or QEMU-COMMAND with it");
-		else if (env.all && (env.top || env.perfmap_insn || env.nguest_elves))
-			argp_error(state, "--top, --perfmap-insn and --guest-elf follow one QEMU: "
-					  "use -p with them, not -a");
+		else if (env.all &&
+			 (env.top || env.perfmap_insn || env.nguest_elves || env.nguest_syms))
+			argp_error(state, "--top, --perfmap-insn, --guest-elf and --guest-symbols "
+					  "follow one QEMU: use -p with them, not -a");
 		else if (env.prof.interval && !env.profile_out)
 			argp_error(state, "--interval goes with --profile");
 		else if (env.nqemus && !env.all)
@@ -299,7 +312,7 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va
 }
 
 /* Load, and so verify, only the programs this run attaches. */
-static void choose_programs(struct qemu_jitbpf_bpf *skel)
+static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct target *t)
 {
 	bool code = env.perfmap || env.jitdump || env.profile;
 
@@ -308,6 +321,11 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel)
 	bpf_program__set_autoload(skel->progs.tb_gen_code_batch, code);
 	bpf_program__set_autoload(skel->progs.jitdump_marker, env.jitdump);
 	bpf_program__set_autoload(skel->progs.jit_calls, env.uftrace);
+	/* Where guest images come from: linux-user's ELF loader, or the
+	 * system emulator's (-kernel, -device loader). */
+	bpf_program__set_autoload(skel->progs.linux_user_elf_image, !t->system);
+	bpf_program__set_autoload(skel->progs.linux_user_guest_base, !t->system);
+	bpf_program__set_autoload(skel->progs.loader_elf_image, t->system);
 	/* One QEMU: its own fork, exec and exit do not matter (-a). */
 	bpf_program__set_autoload(skel->progs.qemu_fork, false);
 	bpf_program__set_autoload(skel->progs.qemu_exec, false);
@@ -324,6 +342,7 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 		 * attaching it starts QEMU's handshake. */
 		{skel->progs.linux_user_elf_image, &skel->links.linux_user_elf_image},
 		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base},
+		{skel->progs.loader_elf_image, &skel->links.loader_elf_image},
 		{skel->progs.tcg_prologue, &skel->links.tcg_prologue},
 		{skel->progs.tb_flush, &skel->links.tb_flush},
 		{skel->progs.tb_gen_code_batch, &skel->links.tb_gen_code_batch},
@@ -657,6 +676,11 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	for (int i = 0; i < env.nguest_syms; i++) {
+		err = guest_add_symbols_spec(&s.guest, env.guest_syms[i]);
+		if (err)
+			goto cleanup;
+	}
 
 	skel = qemu_jitbpf_bpf__open();
 	if (!skel) {
@@ -664,7 +688,7 @@ int main(int argc, char **argv)
 		pr_err("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	choose_programs(skel);
+	choose_programs(skel, &target);
 	err = bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
 	skel->rodata->wake_bytes = QJ_WAKE_BYTES(env.ringbuf_mb << 20);
 	if (!err)
@@ -879,6 +903,7 @@ cleanup:
 	 * globals: freeing libdw's line tables takes longer than exiting.
 	 */
 	free(env.guest_elves);
+	free(env.guest_syms);
 	free(env.prof.files);
 	free(outdir);
 	free(cmdline);

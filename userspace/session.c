@@ -103,8 +103,8 @@ static void on_calls(struct session *s, const struct qj_calls *r)
 		uint64_t a;
 
 		memcpy(&a, r->ev + i * QJ_CALL_EVENT_SIZE + 8, sizeof(a));
-		if (a >> 62 == 1)
-			see_target(s, a & ~(3ull << 62));
+		if (QJ_CALL_KIND(a) == 1)
+			see_target(s, QJ_CALL_ADDR(a));
 	}
 }
 
@@ -374,6 +374,16 @@ int session_event(void *ctx, void *data, size_t size)
 			guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1, false);
 		}
 		break;
+	case QJ_EV_LOADED_ELF:
+		if (size >= sizeof(struct qj_image)) {
+			const struct qj_image *r = data;
+			char path[QJ_PATH_MAX + 1];
+
+			memcpy(path, r->path, QJ_PATH_MAX);
+			path[QJ_PATH_MAX] = 0;
+			guest_add_loaded(&s->guest, path);
+		}
+		break;
 	case QJ_EV_CALLS:
 		if (s->uft && size >= sizeof(struct qj_calls))
 			on_calls(s, data);
@@ -416,7 +426,7 @@ int session_check_handshake(struct session *s, bool need_prologue)
 
 	if (need_prologue && !s->layout_known)
 		missing = "the prologue";
-	else if (!s->guest.nimgs)
+	else if (!s->guest.nimgs && !s->target->system)
 		missing = "the guest's images";
 	else if (s->want_jitdump && !s->marker_path)
 		missing = "a jitdump marker";

@@ -3,11 +3,13 @@
 #include "util.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,6 +72,18 @@ static bool in_code(Elf *elf, size_t ndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* Add R, named NAME (LEN bytes, not terminated). */
+static void add_sym(struct sym_builder *b, const char *name, size_t len, struct raw_sym r)
+{
+	grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+	grow(&b->names, &b->names_cap, b->names_len + len + 1, 1);
+	memcpy(b->names + b->names_len, name, len);
+	b->names[b->names_len + len] = 0;
+	r.name_off = b->names_len;
+	b->v[b->n++] = r;
+	b->names_len += len + 1;
+}
+
 static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -81,7 +95,6 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
 		const char *name;
-		size_t len;
 		int type;
 
 		if (!gelf_getsym(data, i, &s))
@@ -97,20 +110,15 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name || name[0] == '$')
 			continue;
-		len = strlen(name) + 1;
-		grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
-		grow(&b->names, &b->names_cap, b->names_len + len, 1);
-		memcpy(b->names + b->names_len, name, len);
-		b->v[b->n++] = (struct raw_sym){
-			.addr = s.st_value,
-			.size = s.st_size,
-			.limit = section_end(elf, s.st_shndx),
-			.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
-				: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
-								      : 2,
-			.name_off = b->names_len,
-		};
-		b->names_len += len;
+		add_sym(b, name, strlen(name),
+			(struct raw_sym){
+				.addr = s.st_value,
+				.size = s.st_size,
+				.limit = section_end(elf, s.st_shndx),
+				.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
+					: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
+									      : 2,
+			});
 	}
 }
 
@@ -377,6 +385,81 @@ struct elf_file *elf_file_get(const char *path)
 		e->next = files;
 		files = e;
 	}
+	return e;
+}
+
+/*
+ * One "ADDRESS TYPE NAME [MODULE]" line of a System.map or kallsyms file:
+ * add it if it is code (t, T, w, W); false if it is not such a line.
+ */
+static bool map_line(struct sym_builder *b, const char *line)
+{
+	const char *p = line, *name;
+	uint64_t addr;
+	char *end;
+	int type;
+
+	errno = 0;
+	addr = strtoull(p, &end, 16);
+	if (errno || end == p || *end != ' ')
+		return false;
+	p = end + 1;
+	type = *p;
+	if (!type || p[1] != ' ')
+		return false;
+	name = p + 2;
+	if (!*name || *name == ' ' || *name == '\n')
+		return false;
+	if (strchr("tTwW", type) && addr)
+		add_sym(b, name, strcspn(name, " \t\n"),
+			(struct raw_sym){.addr = addr,
+					 .rank = type == 'T'   ? 0
+						 : type == 'W' ? 1
+							       : 2});
+	return true;
+}
+
+struct elf_file *symbol_map_get(const char *path)
+{
+	struct sym_builder b = {0};
+	struct elf_file *e;
+	size_t cap = 0, lineno = 0;
+	char *line = NULL;
+	struct stat st;
+	FILE *f;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || !(f = fopen(path, "re"))) {
+		pr_err("%s: %s", path, errno ? strerror(errno) : "not a regular file");
+		return NULL;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		if (!map_line(&b, line)) {
+			pr_err("%s:%zu: not a System.map or kallsyms line", path, lineno);
+			b.n = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!b.n) {
+		if (lineno)
+			pr_err("%s: no code symbols (types t, T, w, W)", path);
+		else
+			pr_err("%s: empty", path);
+		free(b.v);
+		free(b.names);
+		return NULL;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(path);
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->dwfl_tried = true; /* no DWARF: names only */
+	finish_syms(e, &b);
+	e->lo = e->syms[0].addr;
+	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
+	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
 }
 

@@ -213,6 +213,7 @@ static int inspect(struct target *t)
 		       t->exe, t->pid);
 		return -ENOTSUP;
 	}
+	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
 	t->host_machine = elf_machine(t->exe);
 	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
 	return 0;
@@ -242,6 +243,7 @@ int target_observe(struct target *t, pid_t pid)
 	t->uid = st.st_uid;
 	t->gid = st.st_gid;
 	t->host_machine = elf_machine(t->exe);
+	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
 	return 0;
 }
 

@@ -18,6 +18,7 @@ struct target {
 	uid_t uid;
 	gid_t gid;
 	uint16_t host_machine; /* e_machine of the QEMU binary */
+	bool system;	       /* a system emulator (qemu-system-*), not linux-user */
 	bool launched;
 	bool stopped; /* launched, stopped at exec until target_resume() */
 	bool held;    /* launched, kept from running guest code until then */

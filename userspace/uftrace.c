@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "uftrace.h"
 #include "util.h"
+#include <linux/types.h>
+#include "qemu-jitbpf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -176,9 +178,9 @@ void uftrace_events(struct uftrace *u, uint32_t tid, const void *events, uint32_
 		t->lost = lost;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t addr = ev[i].addr & ~(3ull << 62), sp = ev[i].sp;
+		uint64_t addr = QJ_CALL_ADDR(ev[i].addr), sp = ev[i].sp;
 
-		switch (ev[i].addr >> 62) {
+		switch (QJ_CALL_KIND(ev[i].addr)) {
 		case EV_CALL:
 			unwind_below(u, t, sp, ev[i].ts);
 			grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));

@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# System mode: virtual machines under qemu-system-aarch64 and
+# qemu-system-x86_64 (QEMU 10.2.2), attached while they run.  A bare-metal
+# aarch64 program named from the ELF QEMU loads, and Debian's own Linux
+# kernels named from the guest's /proc/kallsyms.
+
+load helpers
+
+V=10.2.2
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	QSA=$BUILD/qemu-$V/bin/qemu-system-aarch64
+	QSX=$BUILD/qemu-$V/bin/qemu-system-x86_64
+	[ -x "$QSA" ] && [ -x "$QSX" ] || fail "system emulators not built (make qemu)"
+	BARE=$BUILD/guests/bare/aarch64/bare
+	VM_PID=
+}
+
+teardown() {
+	stop_bg
+	if [ -n "$VM_PID" ]; then kill "$VM_PID" 2>/dev/null || true; fi
+}
+
+# The bare-metal program, ROUNDS rounds (0: until killed); semihosting
+# output in $D/vm.out.
+bare_vm() { # ROUNDS
+	echo "$QSA" -M virt -cpu max -m 128 -nodefaults -display none \
+		-semihosting-config enable=on,target=native -kernel "$BARE" -append "$1"
+}
+
+# Start a VM in the background, in $D (where QEMU makes the jitdump marker).
+start_vm() { # COMMAND...
+	(cd "$D" && exec "$@" >"$D/vm.out" 2>"$D/vm.err") &
+	VM_PID=$!
+}
+
+# Wait until the VM's console (FILE) has a line matching PATTERN.
+wait_console() { # FILE PATTERN [SECONDS]
+	local t=$((${3:-60} * 10))
+	while ! grep -q "$2" "$1" 2>/dev/null && [ "$t" -gt 0 ]; do
+		kill -0 "$VM_PID" 2>/dev/null || fail "the VM exited: $(cat "$D/vm.err")"
+		sleep 0.1
+		t=$((t - 1))
+	done
+	[ "$t" -gt 0 ] || fail "no '$2' on the console: $(tail -5 "$1")"
+}
+
+wait_vm() { # SECONDS
+	local t=$(($1 * 10))
+	while kill -0 "$VM_PID" 2>/dev/null && [ "$t" -gt 0 ]; do
+		sleep 0.1
+		t=$((t - 1))
+	done
+	kill -0 "$VM_PID" 2>/dev/null && fail "the VM still runs after $1 s"
+	VM_STATUS=0
+	wait "$VM_PID" || VM_STATUS=$?
+	VM_PID=
+}
+
+# Attach to the VM while perf records it: the tool for TOOL_S seconds,
+# perf for 2 s once the tool has its handshake.
+profile_vm() { # TOOL_S TOOL-OPTIONS...
+	local secs=$1
+	shift
+	start_bg "$QEMU_JITBPF" -p "$VM_PID" -v -d "$secs" "$@"
+	local t=100
+	while ! grep -q 'handshake' "$D/bg.err" && [ $t -gt 0 ]; do
+		kill -0 "$BG_PID" 2>/dev/null || fail "qemu-jitbpf exited: $(cat "$D/bg.err")"
+		sleep 0.1
+		t=$((t - 1))
+	done
+	perf_record "$D/perf.data" 2 -p "$VM_PID"
+	wait_bg 60
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf: $BG_STATUS: $(cat "$D/bg.err")"
+}
+
+@test "bare-metal aarch64, attached 2 s late: perf map and jitdump name its functions, no symbol option" {
+	start_vm $(bare_vm 0)
+	sleep 2
+	profile_vm 5 --perfmap --jitdump
+	grep -q "loader_elf\|guest image $BARE" "$D/bg.err" || true
+	check_attribution "$D/perf.data" hot_main
+	perf_inject "$D/perf.data" "$D/perf.jit.data"
+	check_attribution "$D/perf.jit.data" hot_main
+	# hot_side does a third of hot_main's work.
+	local m s
+	m=$(jit_samples "$D/perf.jit.data" | awk '$2 == "hot_main"' | wc -l)
+	s=$(jit_samples "$D/perf.jit.data" | awk '$2 == "hot_side"' | wc -l)
+	[ "$s" -gt 0 ] && [ $((m * 10)) -gt $((s * 20)) ] && [ $((m * 10)) -lt $((s * 45)) ] ||
+		fail "hot_main $m samples vs hot_side $s: not about 3:1"
+	kill -0 "$VM_PID" || fail "the VM did not keep running"
+}
+
+@test "bare-metal aarch64 under --uftrace: exact call counts, one task per vCPU" {
+	run "$QEMU_JITBPF" --uftrace="$D/u" -- $(bare_vm 300)
+	assert_success
+	assert_output --partial "bare: done 300 rounds"
+	run uftrace report -d "$D/u" -s call
+	assert_success
+	echo "$output" | awk 'NF == 6 { print $6, $5 }' | sort >"$D/counts"
+	cat >"$D/want" <<-EOF
+		hot_main 300
+		hot_side 300
+		main 1
+		mix 600
+		one_round 300
+	EOF
+	grep -E '^(hot_main|hot_side|main|mix|one_round) ' "$D/counts" >"$D/got" || true
+	diff -u "$D/want" "$D/got"
+}
