@@ -13,15 +13,17 @@ ARCH=$1 BIN=$2 MODE=$3 CONSOLE=$4
 shift 4
 G=${GUESTS:-$ROOT/build/guests}/linux/$ARCH
 APPEND="nokaslr quiet loglevel=1 panic=-1 qj=$MODE"
+# Threads named after the vCPUs they run ("CPU 0/TCG"), for perf and ps.
+NAME="-name qemu-jitbpf-test,debug-threads=on"
 case $ARCH in
 x86_64)
-	exec "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel tcg -nodefaults \
+	exec "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel tcg $NAME -nodefaults \
 		-display none -no-reboot -serial "file:$CONSOLE" -kernel "$G/vmlinuz" \
 		-initrd "$G/initramfs.cpio.gz" -append "console=ttyS0 $APPEND" "$@"
 	;;
 aarch64)
 	exec "$BIN/qemu-system-aarch64" -M virt,dtb-randomness=off -cpu max,pauth-impdef=on \
-		-m 512 -smp 2 -accel tcg -nodefaults -display none -no-reboot \
+		-m 512 -smp 2 -accel tcg $NAME -nodefaults -display none -no-reboot \
 		-serial "file:$CONSOLE" -kernel "$G/vmlinuz" -initrd "$G/initramfs.cpio.gz" \
 		-append "console=ttyAMA0 $APPEND" "$@"
 	;;

@@ -109,3 +109,76 @@ profile_vm() { # TOOL_S TOOL-OPTIONS...
 	grep -E '^(hot_main|hot_side|main|mix|one_round) ' "$D/counts" >"$D/got" || true
 	diff -u "$D/want" "$D/got"
 }
+
+# The guest kernel's code symbols, from its own /proc/kallsyms (one boot,
+# kept while the kernel is the same).
+linux_kallsyms() { # ARCH
+	local ks=$BUILD/guests/linux/$1/kallsyms
+	if [ ! -s "$ks" ] || [ "$ks" -ot "$BUILD/guests/linux/$1/vmlinuz" ]; then
+		"$TOP/scripts/guest-kallsyms.sh" "$1" "$BUILD/qemu-$V/bin" "$ks" ||
+			fail "cannot list the $1 guest kernel's symbols"
+	fi
+	echo "$ks"
+}
+
+# A Linux VM (2 vCPUs, MTTCG) running the workload ROUNDS on each vCPU.
+start_linux() { # ARCH ROUNDS
+	start_vm "$TOP/scripts/linux-vm.sh" "$1" "$BUILD/qemu-$V/bin" "work:$2" "$D/console"
+	wait_console "$D/console" "work: start" 120
+}
+
+# The VM ends on its own with the workload's right output.
+check_linux_end() { # ARCH ROUNDS SECONDS
+	local want
+	# The checksum depends only on the rounds: the host computes it.
+	want=$("$BUILD/guests/x86_64/hot" "$2")
+	wait_vm "$3"
+	[ "$VM_STATUS" = 0 ] || fail "the VM exited with $VM_STATUS: $(cat "$D/vm.err")"
+	tr -d '\r' <"$D/console" | grep '^work: hot' >"$D/work.out"
+	printf 'work: %s\nwork: %s\n' "$want" "$want" | diff -u - "$D/work.out"
+	grep -q '^init: power off' "$D/console"
+}
+
+# JIT samples in the guest kernel's functions: at least MIN.
+check_kernel_samples() { # PERF_DATA KALLSYMS MIN
+	local n
+	n=$(jit_samples "$1" | awk 'NR == FNR { k[$3] = 1; next } ($2 in k) { n++ }
+		END { print n + 0 }' "$2" -)
+	echo "# $n JIT samples in guest kernel functions" >&3
+	[ "$n" -ge "$3" ] || fail "only $n samples named with guest kernel functions"
+}
+
+linux_attached_after_boot() { # ARCH
+	local ks rounds=1200000
+	ks=$(linux_kallsyms "$1")
+	start_linux "$1" "$rounds"
+	grep -q 'CPU 1/TCG' /proc/"$VM_PID"/task/*/comm || fail "QEMU runs no MTTCG vCPU threads"
+	profile_vm 4 --perfmap --jitdump --guest-symbols "$ks" --guest-elf "$BUILD/guests/$1/hot"
+	check_attribution "$D/perf.data" hot_main
+	check_kernel_samples "$D/perf.data" "$ks" 20
+	perf_inject "$D/perf.data" "$D/perf.jit.data"
+	check_attribution "$D/perf.jit.data" hot_main
+	check_kernel_samples "$D/perf.jit.data" "$ks" 20
+	check_linux_end "$1" "$rounds" 120
+}
+
+@test "Debian's x86_64 kernel, -smp 2, attached after boot: guest kernel and workload named" {
+	linux_attached_after_boot x86_64
+}
+
+@test "Debian's arm64 kernel, -M virt -cpu max -smp 2, attached after boot: guest kernel and workload named" {
+	linux_attached_after_boot aarch64
+}
+
+@test "attach and detach 10 times to a running VM: it keeps running, its console unchanged" {
+	local rounds=2000000 i
+	start_linux x86_64 "$rounds"
+	for i in $(seq 10); do
+		run "$QEMU_JITBPF" -p "$VM_PID" -d 0.5 --perfmap --guest-elf "$BUILD/guests/x86_64/hot"
+		assert_success
+		grep -q ' hot_main$' "/tmp/perf-$VM_PID.map" || fail "attach $i: no hot_main in the map"
+		kill -0 "$VM_PID" || fail "the VM stopped after attach $i"
+	done
+	grep -q '^work: hot' "$D/console" && fail "the workload ended before the 10th detach"
+	check_linux_end x86_64 "$rounds" 120
+}

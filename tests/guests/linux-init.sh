@@ -8,6 +8,7 @@
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
 mode=$(sed -n 's/.*qj=\([^ ]*\).*/\1/p' /proc/cmdline)
 echo "init: up, $(grep -c ^processor /proc/cpuinfo) CPUs, mode $mode"
 case $mode in
