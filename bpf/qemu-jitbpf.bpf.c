@@ -247,6 +247,22 @@ int BPF_USDT(loader_elf_image, __u64 path, __u64 low, __u64 high)
 	return 0;
 }
 
+/*
+ * System mode: a range of guest-physical RAM and where QEMU maps it.  The
+ * profiler reads guest stacks from the largest range (sample.h).
+ */
+SEC("usdt")
+int BPF_USDT(jit_guest_ram, __u64 phys, __u64 size, __u64 host)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct qj_proc *old = bpf_map_lookup_elem(&procs, &pid);
+	struct qj_proc p = {.guest_base = host - phys, .lo = phys, .hi = phys + size};
+
+	if (!old || size > old->hi - old->lo)
+		bpf_map_update_elem(&procs, &pid, &p, BPF_ANY);
+	return 0;
+}
+
 SEC("usdt")
 int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 {
@@ -270,6 +286,7 @@ struct calls_ctx {
 	__u64 events;
 	__u32 count;
 	__s32 cpu;
+	__s32 level;
 	__u32 tid;
 	__u64 *lost; /* this thread's entry in calls_lost */
 };
@@ -292,6 +309,8 @@ static long send_calls(__u32 idx, struct calls_ctx *c)
 	}
 	fill_hdr(&r->hdr, QJ_EV_CALLS, c->ts);
 	r->cpu = c->cpu;
+	r->level = c->level;
+	r->pad = 0;
 	r->n = n;
 	r->lost = *c->lost;
 	len = n * QJ_CALL_EVENT_SIZE;
@@ -305,13 +324,14 @@ static long send_calls(__u32 idx, struct calls_ctx *c)
 }
 
 SEC("usdt")
-int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu)
+int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level)
 {
 	struct calls_ctx c = {
 		.ts = bpf_ktime_get_ns(),
 		.events = events,
 		.count = n > QJ_CALLS_MAX_BATCH ? QJ_CALLS_MAX_BATCH : n,
 		.cpu = cpu,
+		.level = level,
 		.tid = (__u32)bpf_get_current_pid_tgid(),
 	};
 	__u64 zero = 0;

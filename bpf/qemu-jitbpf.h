@@ -126,7 +126,9 @@ struct qj_calls {
 	struct qj_hdr hdr;
 	__s32 cpu;
 	__u32 n;
-	__u64 lost; /* events of this thread lost so far */
+	__u64 lost;  /* events of this thread lost so far */
+	__s32 level; /* system mode: privilege level (x86 CPL, Arm EL), or -1 */
+	__u32 pad;
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
 };
 

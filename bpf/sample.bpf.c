@@ -72,10 +72,16 @@ static __always_inline __u64 read_reg(const struct qj_vcpu *v, int reg)
 	return val;
 }
 
+/* Can LEN bytes at guest address ADDR be read (struct qj_proc)? */
+static __always_inline bool readable(const struct qj_proc *p, __u64 addr, __u64 len)
+{
+	return !p->hi || (addr >= p->lo && addr < p->hi && len <= p->hi - addr);
+}
+
 /* State of one guest frame-pointer walk, shared with the bpf_loop callback. */
 struct walk_ctx {
 	struct qj_sample *r;
-	__u64 base;
+	const struct qj_proc *p;
 	__u64 fp;
 	__u32 n;
 };
@@ -87,9 +93,9 @@ static long walk_frame(__u32 idx, struct walk_ctx *c)
 
 	/* Keep clang from folding the bound the verifier needs. */
 	asm volatile("" : "+r"(i));
-	if (i >= QJ_GSTACK_MAX || !c->fp || (c->fp & 7))
+	if (i >= QJ_GSTACK_MAX || !c->fp || (c->fp & 7) || !readable(c->p, c->fp, sizeof(rec)))
 		return 1;
-	if (bpf_probe_read_user(rec, sizeof(rec), (void *)(c->base + c->fp)) || !rec[1])
+	if (bpf_probe_read_user(rec, sizeof(rec), (void *)(c->p->guest_base + c->fp)) || !rec[1])
 		return 1;
 	c->r->gstack[i] = rec[1];
 	c->n = idx + 1;
@@ -100,9 +106,10 @@ static long walk_frame(__u32 idx, struct walk_ctx *c)
 	return 0;
 }
 
-static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcpu *v, __u64 base)
+static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcpu *v,
+					const struct qj_proc *p)
 {
-	__u64 sp;
+	__u64 base = p->guest_base, sp;
 
 	r->flags |= QJ_SAMPLE_VCPU;
 	r->cpu_index = v->cpu_index;
@@ -113,7 +120,7 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	if (stack_bytes) {
 		/* As much of the requested stack as is mapped. */
 		for (__u32 len = stack_bytes; len >= 64; len >>= 1) {
-			if (len > QJ_STACK_MAX)
+			if (len > QJ_STACK_MAX || !readable(p, sp, len))
 				continue;
 			if (!bpf_probe_read_user(r->stack, len, (void *)(base + sp))) {
 				r->stack_len = len;
@@ -122,12 +129,14 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 		}
 		return;
 	}
-	if (!bpf_probe_read_user(r->words, sizeof(r->words), (void *)(base + sp)))
+	if (readable(p, sp, sizeof(r->words)) &&
+	    !bpf_probe_read_user(r->words, sizeof(r->words), (void *)(base + sp)))
 		r->nwords = QJ_GWORDS;
-	else if (!bpf_probe_read_user(r->words, 8 * 8, (void *)(base + sp)))
+	else if (readable(p, sp, 8 * 8) &&
+		 !bpf_probe_read_user(r->words, 8 * 8, (void *)(base + sp)))
 		r->nwords = 8;
 	{
-		struct walk_ctx c = {.r = r, .base = base, .fp = r->gregs[QJ_FP]};
+		struct walk_ctx c = {.r = r, .p = p, .fp = r->gregs[QJ_FP]};
 
 		bpf_loop(QJ_GSTACK_MAX, walk_frame, &c, 0);
 		r->nguest = c.n;
@@ -171,7 +180,7 @@ int sample(struct bpf_perf_event_data *ctx)
 		r->nuser = n / 8;
 	v = bpf_map_lookup_elem(&vcpus, &tid);
 	if (v)
-		guest_state(r, v, p->guest_base);
+		guest_state(r, v, p);
 	qj_submit(&events, r, wake_bytes, false);
 	return 0;
 }

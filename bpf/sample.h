@@ -29,6 +29,12 @@ struct qj_vcpu {
 #define QJ_PROCS_MAX 16384
 struct qj_proc {
 	__u64 guest_base; /* host address = guest address + guest_base */
+	/*
+	 * System mode: the guest memory that can be read, [lo, hi), one range
+	 * of guest-physical RAM, read for guest addresses as they are (right
+	 * while the guest's MMU is off).  hi 0: all of it (linux-user).
+	 */
+	__u64 lo, hi;
 };
 
 #define QJ_SAMPLE_VCPU	 1 /* the thread runs a vCPU: gregs and guest stack valid */

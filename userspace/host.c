@@ -344,7 +344,8 @@ static int attach_binary(struct host *h, const char *binary)
 		 * system emulator's: each binary has one kind. */
 		if ((prog == h->skel->progs.linux_user_elf_image ||
 		     prog == h->skel->progs.linux_user_guest_base ||
-		     prog == h->skel->progs.loader_elf_image) &&
+		     prog == h->skel->progs.loader_elf_image ||
+		     prog == h->skel->progs.jit_guest_ram) &&
 		    !elf_has_usdt(binary, "qemu", name))
 			continue;
 		err = add_link(h, bpf_program__attach_usdt(prog, -1, binary, "qemu", name, NULL),

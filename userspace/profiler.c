@@ -62,9 +62,15 @@ int profiler_start(struct profiler *pr)
 
 int profiler_tick(struct profiler *pr, struct session *s, uint64_t now)
 {
-	/* Guest memory is at guest_base: sample once QEMU said where. */
-	if (!pr->started && s->guest.base_known) {
-		int err = sampler_add_process(pr->sm, s->target->pid, s->guest.base);
+	/*
+	 * Guest memory is at guest_base: sample once QEMU said where.  A VM's
+	 * RAM enters the BPF map as QEMU reports it (jit_guest_ram): sample
+	 * once the code buffer is known.
+	 */
+	if (!pr->started && (s->target->system ? s->layout_known : s->guest.base_known)) {
+		int err = s->target->system
+				  ? 0
+				  : sampler_add_process(pr->sm, s->target->pid, s->guest.base);
 
 		if (!err)
 			err = profiler_start(pr);

@@ -326,6 +326,7 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct target *t
 	bpf_program__set_autoload(skel->progs.linux_user_elf_image, !t->system);
 	bpf_program__set_autoload(skel->progs.linux_user_guest_base, !t->system);
 	bpf_program__set_autoload(skel->progs.loader_elf_image, t->system);
+	bpf_program__set_autoload(skel->progs.jit_guest_ram, t->system && env.profile);
 	/* One QEMU: its own fork, exec and exit do not matter (-a). */
 	bpf_program__set_autoload(skel->progs.qemu_fork, false);
 	bpf_program__set_autoload(skel->progs.qemu_exec, false);
@@ -343,6 +344,7 @@ static int attach_probes(struct qemu_jitbpf_bpf *skel, struct target *t)
 		{skel->progs.linux_user_elf_image, &skel->links.linux_user_elf_image},
 		{skel->progs.linux_user_guest_base, &skel->links.linux_user_guest_base},
 		{skel->progs.loader_elf_image, &skel->links.loader_elf_image},
+		{skel->progs.jit_guest_ram, &skel->links.jit_guest_ram},
 		{skel->progs.tcg_prologue, &skel->links.tcg_prologue},
 		{skel->progs.tb_flush, &skel->links.tb_flush},
 		{skel->progs.tb_gen_code_batch, &skel->links.tb_gen_code_batch},
@@ -834,7 +836,10 @@ stop:
 	if (uft) {
 		int uerr;
 
-		mark_lost_calls(skel, uft);
+		/* A VM's tasks are vCPUs, not threads: its losses are marked
+		 * where they show, and counted in the summary. */
+		if (!target.system)
+			mark_lost_calls(skel, uft);
 		uft_records = uftrace_records(uft);
 		uerr = uftrace_close(uft, target.pid, &s.guest,
 				     s.exe_path ? s.exe_path : target.exe, cmdline, &s.bytes);

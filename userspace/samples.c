@@ -46,18 +46,29 @@ struct code_buffer {
 	uint64_t addr, lo, hi;
 };
 
+/*
+ * The buffer is one mapping, or, when vCPU threads translate into regions
+ * of their own (system mode, MTTCG), one per region with guard pages
+ * between: anonymous mappings that follow each other.
+ */
 static bool holds(const struct map_entry *m, void *ctx)
 {
 	struct code_buffer *c = ctx;
 
-	if (c->addr < m->start || c->addr >= m->end)
+	if (c->hi) {
+		if (m->start != c->hi || m->path[0])
+			return true;
+		c->hi = m->end;
 		return false;
-	c->lo = m->start;
-	c->hi = m->end;
-	return true;
+	}
+	if (c->addr >= m->start && c->addr < m->end) {
+		c->lo = m->start;
+		c->hi = m->end;
+	}
+	return false;
 }
 
-/* QEMU's code buffer: the mapping that holds the prologue. */
+/* QEMU's code buffer: the mappings from the one that holds the prologue. */
 static bool in_code(struct session *s, uint64_t pc)
 {
 	struct samples *ss = s->smp;
@@ -65,7 +76,8 @@ static bool in_code(struct session *s, uint64_t pc)
 	if (!ss->code_hi && s->code.prologue.size) {
 		struct code_buffer c = {s->code.prologue.host, 0, 0};
 
-		if (!maps_find(s->target->pid, holds, &c)) {
+		maps_find(s->target->pid, holds, &c);
+		if (c.hi) {
 			ss->code_lo = c.lo;
 			ss->code_hi = c.hi;
 		}

@@ -94,11 +94,24 @@ static void see_target(struct session *s, uint64_t addr)
 	guest_lookup(&s->guest, addr, &loc);
 }
 
+/*
+ * The uftrace task of a batch of calls: its thread; for a VM, one task per
+ * vCPU and privilege level, as QEMU's uftrace plugin keeps them apart
+ * (whichever threads run the vCPUs): 10 * (vCPU + 1) + level, the level
+ * being the x86 CPL or the Arm EL.
+ */
+static uint32_t calls_task(const struct session *s, const struct qj_calls *r)
+{
+	if (!s->target->system || r->cpu < 0)
+		return r->hdr.tid;
+	return 10 * ((uint32_t)r->cpu + 1) + (r->level >= 0 && r->level <= 9 ? r->level : 0);
+}
+
 static void on_calls(struct session *s, const struct qj_calls *r)
 {
 	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
 
-	uftrace_events(s->uft, r->hdr.tid, r->ev, n, r->lost);
+	uftrace_events(s->uft, calls_task(s, r), r->ev, n, r->lost);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a;
 
