@@ -189,6 +189,7 @@ bench: tool guests qemu qemu-ref
 	@bench/uftrace.sh
 	@bench/profile.sh
 	@bench/soak.sh
+	@bench/system.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -6,7 +6,8 @@
 #
 # MODE is what the initramfs' /init does (tests/guests/linux-init.sh):
 # "kallsyms" or "work:ROUNDS".  The VM powers off at the end; QEMU then
-# exits 0.  exec: the caller's pid is QEMU's.
+# exits 0.  exec: the caller's pid is QEMU's, or LINUX_VM_WRAP's, a command
+# QEMU's runs under (e.g. "qemu-jitbpf --perfmap --").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ARCH=$1 BIN=$2 MODE=$3 CONSOLE=$4
@@ -15,14 +16,16 @@ G=${GUESTS:-$ROOT/build/guests}/linux/$ARCH
 APPEND="nokaslr quiet loglevel=1 panic=-1 qj=$MODE"
 # Threads named after the vCPUs they run ("CPU 0/TCG"), for perf and ps.
 NAME="-name qemu-jitbpf-test,debug-threads=on"
+# shellcheck disable=SC2206
+WRAP=(${LINUX_VM_WRAP:-})
 case $ARCH in
 x86_64)
-	exec "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel tcg $NAME -nodefaults \
+	exec "${WRAP[@]}" "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel tcg $NAME -nodefaults \
 		-display none -no-reboot -serial "file:$CONSOLE" -kernel "$G/vmlinuz" \
 		-initrd "$G/initramfs.cpio.gz" -append "console=ttyS0 $APPEND" "$@"
 	;;
 aarch64)
-	exec "$BIN/qemu-system-aarch64" -M virt,dtb-randomness=off -cpu max,pauth-impdef=on \
+	exec "${WRAP[@]}" "$BIN/qemu-system-aarch64" -M virt,dtb-randomness=off -cpu max,pauth-impdef=on \
 		-m 512 -smp 2 -accel tcg $NAME -nodefaults -display none -no-reboot \
 		-serial "file:$CONSOLE" -kernel "$G/vmlinuz" -initrd "$G/initramfs.cpio.gz" \
 		-append "console=ttyAMA0 $APPEND" "$@"

@@ -11,6 +11,29 @@ bats_load_library bats-assert
 OUR_PROBES="tb_gen_code_done tcg_prologue tb_flush jit_attach jitdump_marker
 linux_user_guest_base linux_user_elf_image jit_attach_wait jit_attach_request jit_vcpu"
 
+# The system emulators' own probes (10.2.2), beside the common ones.
+SYSTEM_PROBES="tb_gen_code_batch tcg_prologue tb_flush jit_attach jitdump_marker
+jit_attach_wait jit_attach_request jit_vcpu jit_calls loader_elf_image jit_guest_ram"
+
+# Each PROBE is in BINARY, with argument specs libbpf 1.1 parses.
+check_probe_specs() { # BINARY PROBE...
+	local bin=$1 notes p out line spec
+	shift
+	notes=$(readelf -n "$bin") || fail "readelf -n $bin failed"
+	for p in "$@"; do
+		out=$(awk -v p="$p" '$1 == "Name:" { n = $2 } $1 == "Arguments:" && n == p { print; n = "" }' <<<"$notes")
+		[ -n "$out" ] || fail "probe qemu:$p missing in $bin"
+		# libbpf 1.1 knows N@%reg, N@(%reg), N@off(%reg) and N@\$imm only:
+		# no SIB operands, no symbol-relative ones such as x(%rip).
+		while read -r line; do
+			for spec in ${line#*Arguments:}; do
+				[[ $spec =~ ^-?[0-9]+@(%[a-z0-9]+|\$-?[0-9]+|-?[0-9]*\(%[a-z0-9]+\))$ ]] ||
+					fail "qemu:$p has argument spec '$spec' that libbpf 1.1 cannot parse"
+			done
+		done <<<"$out"
+	done
+}
+
 qemu_bin() { # VERSION ARCH
 	echo "$BUILD/qemu-$1/bin/qemu-$2"
 }

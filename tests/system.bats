@@ -75,6 +75,13 @@ profile_vm() { # TOOL_S TOOL-OPTIONS...
 	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf: $BG_STATUS: $(cat "$D/bg.err")"
 }
 
+@test "the system emulators have the probes, with argument specs libbpf 1.1 parses" {
+	check_probe_specs "$QSX" $SYSTEM_PROBES
+	check_probe_specs "$QSA" $SYSTEM_PROBES
+	# Not the linux-user ones: guest images come from QEMU's ELF loader.
+	! readelf -n "$QSX" | grep -q 'Name: linux_user_guest_base'
+}
+
 @test "bare-metal aarch64, attached 2 s late: perf map and jitdump name its functions, no symbol option" {
 	start_vm $(bare_vm 0)
 	sleep 2
@@ -181,4 +188,75 @@ linux_attached_after_boot() { # ARCH
 	done
 	grep -q '^work: hot' "$D/console" && fail "the workload ended before the 10th detach"
 	check_linux_end x86_64 "$rounds" 120
+}
+
+@test "bare-metal aarch64 profile (MMU off): guest call stacks from its RAM, read by pprof" {
+	start_vm $(bare_vm 0)
+	sleep 1
+	run "$QEMU_JITBPF" -p "$VM_PID" -d 3 -F 199 --profile="$D/p.folded" --profile="$D/p.pb.gz"
+	assert_success
+	# Whole guest stacks, from _start: the frame records are in guest RAM.
+	local total main side
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$D/p.folded")
+	main=$(awk '/;_start;main;one_round;hot_main( |;)/ { n += $NF } END { print n + 0 }' \
+		"$D/p.folded")
+	side=$(awk '/;_start;main;one_round;hot_side( |;)/ { n += $NF } END { print n + 0 }' \
+		"$D/p.folded")
+	echo "# $total samples: _start;main;one_round;hot_main $main, ...;hot_side $side" >&3
+	[ $((main * 100)) -ge $((total * 55)) ] || fail "hot_main stacks: $main of $total"
+	[ $((side * 100)) -ge $((total * 15)) ] || fail "hot_side stacks: $side of $total"
+	run go tool pprof -traces "$D/p.pb.gz"
+	assert_success
+	assert_output --partial "one_round"
+	kill -0 "$VM_PID" || fail "the VM did not keep running"
+}
+
+@test "Linux VM profile and --top: the guest kernel's and the workload's functions" {
+	local ks
+	ks=$(linux_kallsyms x86_64)
+	start_linux x86_64 3000000
+	run "$QEMU_JITBPF" -p "$VM_PID" -d 3 --profile="$D/p.folded" --guest-symbols "$ks" \
+		--guest-elf "$BUILD/guests/x86_64/hot"
+	assert_success
+	local total main kern
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$D/p.folded")
+	main=$(awk '/;hot_main( |;)/ { n += $NF } END { print n + 0 }' "$D/p.folded")
+	# Leaves in the guest kernel, named from its kallsyms.
+	kern=$(awk 'NR == FNR { k[$3] = 1; next } { split($1, f, ";"); for (i in f) if (f[i] in k) { n += $NF; break } }
+		END { print n + 0 }' "$ks" "$D/p.folded")
+	echo "# $total samples, hot_main $main, in guest kernel functions $kern" >&3
+	[ $((main * 100)) -ge $((total * 50)) ] || fail "hot_main: $main of $total"
+	[ "$kern" -ge 1 ] || fail "no sample in a guest kernel function"
+	tmux new-session -d -s "qj-systop-$$" -x 120 -y 30 \
+		"$QEMU_JITBPF -p $VM_PID --top --guest-elf $BUILD/guests/x86_64/hot 2>$D/top.err; echo EXIT=\$? >$D/top.exit"
+	sleep 4
+	local screen
+	screen=$(tmux capture-pane -p -t "qj-systop-$$")
+	echo "$screen" | sed 's/^/# /' >&3
+	tmux send-keys -t "qj-systop-$$" q
+	wait_for_file "$D/top.exit" 10
+	assert_equal "$(cat "$D/top.exit")" EXIT=0
+	grep -A1 'self%' <<<"$screen" | tail -n1 | grep -q ' hot_main ' || fail "hot_main is not first"
+	check_linux_end x86_64 3000000 120
+}
+
+@test "--guest-symbols: bad input is a one-line error" {
+	run "$QEMU_JITBPF" --guest-symbols "$D/none" -- "$QSA" -M virt
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-symbols $D/none: No such file or directory"
+	printf 'ffffffff81000000 T startup_64\nnot a symbol line\n' >"$D/bad.map"
+	run "$QEMU_JITBPF" --guest-symbols "$D/bad.map" -- "$QSA" -M virt
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-symbols $D/bad.map: line 2 is not a System.map or kallsyms line"
+	printf 'ffffffff81000000 D some_data\n' >"$D/data.map"
+	run "$QEMU_JITBPF" --guest-symbols "$D/data.map" -- "$QSA" -M virt
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-symbols $D/data.map: no code symbols (types t, T, w, W)"
+	printf 'ffffffff81000000 T startup_64\n' >"$D/ok.map"
+	run "$QEMU_JITBPF" --guest-symbols "$D/ok.map:zz" -- "$QSA" -M virt
+	assert_failure
+	assert_output "qemu-jitbpf: --guest-symbols $D/ok.map:zz: bias 'zz' is not a number"
+	run "$QEMU_JITBPF" -a --guest-symbols "$D/ok.map"
+	assert_failure
+	assert_line --partial "--guest-symbols"
 }

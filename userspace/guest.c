@@ -95,35 +95,49 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 }
 
 /*
- * OPT PATH[:BIAS]: the file (ELF, or symbol map if MAP), added with BIAS
- * over the range of its symbols' or segments' addresses.
+ * OPT PATH[:BIAS]: the file (ELF, or symbol map if MAP), loaded, and BIAS;
+ * NULL with the reason printed for bad input.
  */
-static int add_spec(struct guest *g, const char *opt, const char *spec, bool map)
+static struct elf_file *parse_spec(const char *opt, const char *spec, bool map, uint64_t *bias)
 {
-	char *path = xstrdup(spec), *colon = strrchr(path, ':'), *end;
-	uint64_t bias = 0, lo, hi;
+	char *path = xstrdup(spec), *colon = strrchr(path, ':'), *end, why[128];
 	struct elf_file *e;
 
+	*bias = 0;
 	if (colon) {
 		errno = 0;
-		bias = strtoull(colon + 1, &end, 0);
+		*bias = strtoull(colon + 1, &end, 0);
 		if (errno || end == colon + 1 || *end) {
 			pr_err("%s %s: bias '%s' is not a number", opt, spec, colon + 1);
 			free(path);
-			return -EINVAL;
+			return NULL;
 		}
 		*colon = 0;
 	}
-	e = map ? symbol_map_get(path) : elf_file_get(path);
-	if (!e) {
-		pr_err("%s %s: not a readable %s", opt, path,
-		       map ? "System.map or kallsyms file" : "ELF file");
-		free(path);
-		return -EINVAL;
-	}
-	elf_file_range(e, &lo, &hi);
-	add(g, path, e, bias, lo + bias, hi + bias, true);
+	e = map ? symbol_map_get(path, why, sizeof(why)) : elf_file_get(path);
+	if (!e)
+		pr_err("%s %s: %s", opt, path, map ? why : "not a readable ELF file");
 	free(path);
+	return e;
+}
+
+int guest_check_spec(const char *spec, bool map)
+{
+	uint64_t bias;
+
+	return parse_spec(map ? "--guest-symbols" : "--guest-elf", spec, map, &bias) ? 0 : -EINVAL;
+}
+
+/* Add the file of SPEC with its bias, over the range of its addresses. */
+static int add_spec(struct guest *g, const char *opt, const char *spec, bool map)
+{
+	uint64_t bias, lo, hi;
+	struct elf_file *e = parse_spec(opt, spec, map, &bias);
+
+	if (!e)
+		return -EINVAL;
+	elf_file_range(e, &lo, &hi);
+	add(g, elf_file_path(e), e, bias, lo + bias, hi + bias, true);
 	return 0;
 }
 

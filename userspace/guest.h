@@ -54,6 +54,9 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 int guest_add_elf_spec(struct guest *g, const char *spec);
 /* --guest-symbols FILE[:BIAS], a System.map or kallsyms copy; the same. */
 int guest_add_symbols_spec(struct guest *g, const char *spec);
+/* Is SPEC (of --guest-symbols if MAP, else --guest-elf) good?  The file
+ * stays loaded.  -EINVAL with a message if not. */
+int guest_check_spec(const char *spec, bool map);
 /*
  * System mode: an ELF file QEMU loaded into guest memory.  Its code runs
  * at its link addresses (QEMU never relocates it), which are what the

@@ -635,6 +635,13 @@ int main(int argc, char **argv)
 	}
 	if (check_profile_paths())
 		return 1;
+	/* Bad guest files are an error before any QEMU starts. */
+	for (int i = 0; i < env.nguest_elves; i++)
+		if (guest_check_spec(env.guest_elves[i], false))
+			return 1;
+	for (int i = 0; i < env.nguest_syms; i++)
+		if (guest_check_spec(env.guest_syms[i], true))
+			return 1;
 	err = check_privileges();
 	if (err)
 		return 1;

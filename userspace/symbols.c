@@ -419,34 +419,39 @@ static bool map_line(struct sym_builder *b, const char *line)
 	return true;
 }
 
-struct elf_file *symbol_map_get(const char *path)
+struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 {
 	struct sym_builder b = {0};
 	struct elf_file *e;
 	size_t cap = 0, lineno = 0;
 	char *line = NULL;
+	bool bad = false;
 	struct stat st;
 	FILE *f;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || !(f = fopen(path, "re"))) {
-		pr_err("%s: %s", path, errno ? strerror(errno) : "not a regular file");
+		snprintf(why, len, "%s", errno ? strerror(errno) : "not a regular file");
 		return NULL;
 	}
+	for (e = files; e; e = e->next)
+		if (e->dev == st.st_dev && e->ino == st.st_ino) {
+			fclose(f);
+			return e;
+		}
 	while (getline(&line, &cap, f) > 0) {
 		lineno++;
 		if (!map_line(&b, line)) {
-			pr_err("%s:%zu: not a System.map or kallsyms line", path, lineno);
-			b.n = 0;
+			snprintf(why, len, "line %zu is not a System.map or kallsyms line", lineno);
+			bad = true;
 			break;
 		}
 	}
 	free(line);
 	fclose(f);
-	if (!b.n) {
-		if (lineno)
-			pr_err("%s: no code symbols (types t, T, w, W)", path);
-		else
-			pr_err("%s: empty", path);
+	if (bad || !b.n) {
+		if (!bad)
+			snprintf(why, len, "%s",
+				 lineno ? "no code symbols (types t, T, w, W)" : "empty");
 		free(b.v);
 		free(b.names);
 		return NULL;
@@ -459,6 +464,8 @@ struct elf_file *symbol_map_get(const char *path)
 	finish_syms(e, &b);
 	e->lo = e->syms[0].addr;
 	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
+	e->next = files;
+	files = e;
 	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
 }

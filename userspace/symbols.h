@@ -41,10 +41,10 @@ struct elf_file *elf_file_get(const char *path);
 /*
  * The code symbols of a System.map or /proc/kallsyms copy, as a file
  * with names only (no segments, lines or CFI); its range runs from the
- * first symbol to the end of the last.  NULL, with the reason printed,
- * for a file that is not one.
+ * first symbol to the end of the last.  NULL for a file that is not one,
+ * with the reason in WHY (LEN bytes).
  */
-struct elf_file *symbol_map_get(const char *path);
+struct elf_file *symbol_map_get(const char *path, char *why, size_t len);
 const char *elf_file_path(const struct elf_file *e);
 /* Lowest and highest (exclusive) link address of PT_LOAD segments. */
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
