@@ -21,24 +21,24 @@ apt_arch() {
 	CACHE=$CACHE/$ARCH apt_private bookworm -o APT::Architecture="$ARCH" \
 		-o APT::Architectures="$ARCH" "$@"
 }
-meta=$(find "$DL" -name "linux-image-cloud-${ARCH}_*.deb" | head -n 1)
-if [ -z "$meta" ]; then
-	apt_arch update >/dev/null
-	(cd "$DL" && apt_arch download "linux-image-cloud-$ARCH:$ARCH" >/dev/null)
-	meta=$(find "$DL" -name "linux-image-cloud-${ARCH}_*.deb" | head -n 1)
-fi
-[ -n "$meta" ] || { echo "guest-linux: no linux-image-cloud-$ARCH" >&2; exit 1; }
+# The .deb of PACKAGE, downloaded once.
+deb_of() { # PACKAGE
+	local f
+	f=$(find "$DL" -name "$1_*.deb" | head -n 1)
+	if [ -z "$f" ]; then
+		apt_arch update >/dev/null
+		(cd "$DL" && apt_arch download "$1:$ARCH" >/dev/null)
+		f=$(find "$DL" -name "$1_*.deb" | head -n 1)
+	fi
+	[ -n "$f" ] || { echo "guest-linux: cannot download $1" >&2; exit 1; }
+	echo "$f"
+}
+meta=$(deb_of "linux-image-cloud-$ARCH")
 # The metapackage names the kernel package of the day.
 pkg=$(dpkg-deb -f "$meta" Depends | tr ',' '\n' | grep -o "linux-image-[0-9][^ ]*-cloud-$ARCH" |
 	head -n 1)
 [ -n "$pkg" ] || { echo "guest-linux: $meta names no kernel package" >&2; exit 1; }
-deb=$(find "$DL" -name "${pkg}_*.deb" | head -n 1)
-if [ -z "$deb" ]; then
-	apt_arch update >/dev/null
-	(cd "$DL" && apt_arch download "$pkg:$ARCH" >/dev/null)
-	deb=$(find "$DL" -name "${pkg}_*.deb" | head -n 1)
-fi
-[ -n "$deb" ] || { echo "guest-linux: cannot download $pkg" >&2; exit 1; }
+deb=$(deb_of "$pkg")
 version=${pkg#linux-image-}
 dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/vmlinuz-$version" >"$OUT/vmlinuz.tmp"
 mv "$OUT/vmlinuz.tmp" "$OUT/vmlinuz"

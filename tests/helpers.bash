@@ -75,17 +75,34 @@ stop_bg() {
 	BG_PID=
 }
 
-# Wait for a background process to exit on its own; its status in $BG_STATUS.
-wait_bg() { # [SECONDS]
-	local t=${1:-60}
-	while kill -0 "$BG_PID" 2>/dev/null && [ "$t" -gt 0 ]; do
-		sleep 1
+# Wait for a child PID to exit on its own; its status in $WAIT_STATUS.
+wait_pid() { # PID SECONDS WHAT
+	local t=$(($2 * 10))
+	while kill -0 "$1" 2>/dev/null && [ "$t" -gt 0 ]; do
+		sleep 0.1
 		t=$((t - 1))
 	done
-	kill -0 "$BG_PID" 2>/dev/null && fail "background process did not finish"
-	BG_STATUS=0
-	wait "$BG_PID" || BG_STATUS=$?
+	kill -0 "$1" 2>/dev/null && fail "$3 did not finish in $2 s"
+	WAIT_STATUS=0
+	wait "$1" || WAIT_STATUS=$?
+}
+
+# Wait for a background process to exit on its own; its status in $BG_STATUS.
+wait_bg() { # [SECONDS]
+	wait_pid "$BG_PID" "${1:-60}" "background process"
+	BG_STATUS=$WAIT_STATUS
 	BG_PID=
+}
+
+# Wait until the background process's stderr has a line matching PATTERN.
+wait_bg_err() { # PATTERN [SECONDS]
+	local t=$((${2:-10} * 10))
+	while ! grep -q "$1" "$BATS_TEST_TMPDIR/bg.err" && [ "$t" -gt 0 ]; do
+		kill -0 "$BG_PID" 2>/dev/null || fail "$1: it exited: $(cat "$BATS_TEST_TMPDIR/bg.err")"
+		sleep 0.1
+		t=$((t - 1))
+	done
+	[ "$t" -gt 0 ] || fail "no '$1' from it: $(cat "$BATS_TEST_TMPDIR/bg.err")"
 }
 
 # Field value of key=value in a line of the events tool.

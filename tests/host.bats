@@ -25,13 +25,7 @@ teardown() {
 # Start the tool with -a in the background; wait until it is attached.
 start_all() { # OPTIONS...
 	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --qemu "$QA" "$@"
-	local t=100
-	while ! grep -q 'attached to .* binaries' "$D/bg.err" && [ $t -gt 0 ]; do
-		kill -0 "$BG_PID" 2>/dev/null || fail "qemu-jitbpf -a exited: $(cat "$D/bg.err")"
-		sleep 0.1
-		t=$((t - 1))
-	done
-	[ $t -gt 0 ] || fail "qemu-jitbpf -a did not attach: $(cat "$D/bg.err")"
+	wait_bg_err 'attached to .* binaries' 10
 }
 
 # Stop the tool as Ctrl-C does; its status in $BG_STATUS.

@@ -47,14 +47,8 @@ wait_console() { # FILE PATTERN [SECONDS]
 }
 
 wait_vm() { # SECONDS
-	local t=$(($1 * 10))
-	while kill -0 "$VM_PID" 2>/dev/null && [ "$t" -gt 0 ]; do
-		sleep 0.1
-		t=$((t - 1))
-	done
-	kill -0 "$VM_PID" 2>/dev/null && fail "the VM still runs after $1 s"
-	VM_STATUS=0
-	wait "$VM_PID" || VM_STATUS=$?
+	wait_pid "$VM_PID" "$1" "the VM"
+	VM_STATUS=$WAIT_STATUS
 	VM_PID=
 }
 
@@ -64,12 +58,7 @@ profile_vm() { # TOOL_S TOOL-OPTIONS...
 	local secs=$1
 	shift
 	start_bg "$QEMU_JITBPF" -p "$VM_PID" -v -d "$secs" "$@"
-	local t=100
-	while ! grep -q 'handshake' "$D/bg.err" && [ $t -gt 0 ]; do
-		kill -0 "$BG_PID" 2>/dev/null || fail "qemu-jitbpf exited: $(cat "$D/bg.err")"
-		sleep 0.1
-		t=$((t - 1))
-	done
+	wait_bg_err handshake 10
 	perf_record "$D/perf.data" 2 -p "$VM_PID"
 	wait_bg 60
 	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf: $BG_STATUS: $(cat "$D/bg.err")"
