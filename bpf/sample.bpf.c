@@ -117,6 +117,14 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	r->gregs[QJ_SP] = sp = read_reg(v, QJ_SP);
 	r->gregs[QJ_FP] = read_reg(v, QJ_FP);
 	r->gregs[QJ_LR] = read_reg(v, QJ_LR);
+	/*
+	 * A VM's RAM serves guest addresses as they are only while its MMU
+	 * is off, when code runs from RAM too: with the pc elsewhere (a Linux
+	 * kernel at 0xffff...), a stack word that happens to fall inside RAM
+	 * would be read at the wrong place.  Leaf (and LR) only, then.
+	 */
+	if (!readable(p, r->gregs[QJ_PC], 1))
+		return;
 	if (stack_bytes) {
 		/* As much of the requested stack as is mapped. */
 		for (__u32 len = stack_bytes; len >= 64; len >>= 1) {
