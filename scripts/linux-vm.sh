@@ -7,7 +7,8 @@
 # MODE is what the initramfs' /init does (tests/guests/linux-init.sh):
 # "kallsyms" or "work:ROUNDS".  The VM powers off at the end; QEMU then
 # exits 0.  exec: the caller's pid is QEMU's, or LINUX_VM_WRAP's, a command
-# QEMU's runs under (e.g. "qemu-jitbpf --perfmap --").
+# QEMU's runs under (e.g. "qemu-jitbpf --perfmap --").  LINUX_VM_ACCEL
+# replaces "-accel tcg" (e.g. tcg,thread=single: one thread for all vCPUs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ARCH=$1 BIN=$2 MODE=$3 CONSOLE=$4
@@ -18,15 +19,16 @@ APPEND="nokaslr quiet loglevel=1 panic=-1 qj=$MODE"
 NAME="-name qemu-jitbpf-test,debug-threads=on"
 # shellcheck disable=SC2206
 WRAP=(${LINUX_VM_WRAP:-})
+ACCEL=${LINUX_VM_ACCEL:-tcg}
 case $ARCH in
 x86_64)
-	exec "${WRAP[@]}" "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel tcg $NAME -nodefaults \
+	exec "${WRAP[@]}" "$BIN/qemu-system-x86_64" -M q35 -m 512 -smp 2 -accel "$ACCEL" $NAME -nodefaults \
 		-display none -no-reboot -serial "file:$CONSOLE" -kernel "$G/vmlinuz" \
 		-initrd "$G/initramfs.cpio.gz" -append "console=ttyS0 $APPEND" "$@"
 	;;
 aarch64)
 	exec "${WRAP[@]}" "$BIN/qemu-system-aarch64" -M virt,dtb-randomness=off -cpu max,pauth-impdef=on \
-		-m 512 -smp 2 -accel tcg $NAME -nodefaults -display none -no-reboot \
+		-m 512 -smp 2 -accel "$ACCEL" $NAME -nodefaults -display none -no-reboot \
 		-serial "file:$CONSOLE" -kernel "$G/vmlinuz" -initrd "$G/initramfs.cpio.gz" \
 		-append "console=ttyAMA0 $APPEND" "$@"
 	;;

@@ -249,3 +249,20 @@ linux_attached_after_boot() { # ARCH
 	assert_failure
 	assert_line --partial "--guest-symbols"
 }
+
+@test "round-robin vCPUs (one thread for two): uftrace keeps a task per vCPU and privilege level" {
+	LINUX_VM_ACCEL=tcg,thread=single start_linux x86_64 1500000
+	grep -q 'CPU 1/TCG' /proc/"$VM_PID"/task/*/comm && fail "QEMU runs MTTCG threads"
+	run "$QEMU_JITBPF" -p "$VM_PID" -d 1 --uftrace="$D/u" --guest-elf "$BUILD/guests/x86_64/hot"
+	assert_success
+	# x86: task 10 x (vCPU + 1) + CPL; the workload runs at CPL 3 on both.
+	local tasks
+	tasks=$(sed -n 's/^TASK .* tid=\([0-9]*\) .*/\1/p' "$D/u/task.txt" | sort -n | tr '\n' ' ')
+	echo "# tasks: $tasks" >&3
+	[[ " $tasks" == *" 13 "* && " $tasks" == *" 23 "* ]] || fail "tasks $tasks"
+	for t in 13 23; do
+		uftrace report -d "$D/u" --tid "$t" -s call 2>/dev/null | grep -q ' hot_main$' ||
+			fail "task $t has no hot_main"
+	done
+	check_linux_end x86_64 1500000 180
+}
