@@ -10,7 +10,8 @@
 #   ref       the unpatched reference build (make qemu-ref): the probes'
 #             cost when nobody is attached
 #
-# Runs are interleaved, ROUNDS of each; medians, and the ratios to plain.
+# Runs are interleaved, ROUNDS of each; medians of wall-clock time and of
+# CPU time (user + system, QEMU and the tool), and the ratios to plain.
 # WORK (default 200000) rounds of the workload per vCPU: ~2.5 s of boot and
 # ~2.5 s of work here.
 set -euo pipefail
@@ -33,9 +34,10 @@ trap 'rm -rf "$tmp"' EXIT
 KS=$G/linux/x86_64/kallsyms
 [ -s "$KS" ] || "$TOP/scripts/guest-kallsyms.sh" x86_64 "$BIN" "$KS"
 
-# Seconds of one boot-to-power-off; fails unless the workload completed.
+# "wall:cpu" seconds of one boot-to-power-off; fails unless the workload
+# completed.
 run() { # MODE
-	local TIMEFORMAT='%3R' bin=$BIN wrap= extra=()
+	local TIMEFORMAT='%3R:%3U:%3S' bin=$BIN wrap= extra=()
 	case $1 in
 	tool) wrap="$TOOL --perfmap --jitdump -o $tmp --guest-symbols $KS --guest-elf $G/x86_64/hot --" ;;
 	own) extra=(-perfmap) ;;
@@ -46,7 +48,7 @@ run() { # MODE
 		"$tmp/console" "${extra[@]}" >"$tmp/out" 2>&1; } 2>"$tmp/t"
 	grep -q '^work: done' "$tmp/console" || { echo "bench: $1: the workload did not finish" >&2; cat "$tmp/out" >&2; exit 1; }
 	rm -f "$tmp"/jit-*.dump
-	cat "$tmp/t"
+	awk -F: '{ printf "%s:%.3f\n", $1, $2 + $3 }' "$tmp/t"
 }
 
 MODES="plain tool own ref"
@@ -58,15 +60,21 @@ for r in $(seq "$ROUNDS"); do
 	done
 	printf 'round %d:' "$r" >&2
 	for m in $MODES; do printf ' %s %s' "$m" "${T[$m]##* }" >&2; done
+	# wall:cpu
 	echo >&2
 done
-plain=$(median_of "${T[plain]}")
-echo "Linux x86_64 boot + workload ($WORK rounds on 2 vCPUs), median of $ROUNDS, seconds:"
+col() { tr ' ' '\n' <<<"$1" | grep . | cut -d: -f"$2" | median; } # SAMPLES FIELD
+pw=$(col "${T[plain]}" 1)
+pc=$(col "${T[plain]}" 2)
+echo "Linux x86_64 boot + workload ($WORK rounds on 2 vCPUs), median of $ROUNDS:"
+echo "          wall s   ratio    CPU s   ratio"
 for m in $MODES; do
-	med=$(median_of "${T[$m]}")
-	printf '  %-6s %7.3f  x%.3f\n' "$m" "$med" "$(echo "$med / $plain" | bc -l)"
+	w=$(col "${T[$m]}" 1)
+	c=$(col "${T[$m]}" 2)
+	printf '  %-6s %7.3f  x%.3f  %7.3f  x%.3f\n' "$m" "$w" "$(echo "$w / $pw" | bc -l)" \
+		"$c" "$(echo "$c / $pc" | bc -l)"
 done
-printf '  detached: patched/unpatched x%.3f\n' \
-	"$(echo "$plain / $(median_of "${T[ref]}")" | bc -l)"
+printf '  detached, patched/unpatched: wall x%.3f, CPU x%.3f\n' \
+	"$(echo "$pw / $(col "${T[ref]}" 1)" | bc -l)" "$(echo "$pc / $(col "${T[ref]}" 2)" | bc -l)"
 echo "  (tool: qemu-jitbpf --perfmap --jitdump from the first block; own: QEMU's -perfmap;"
 echo "   ref: the unpatched build)"
