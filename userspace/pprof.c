@@ -316,6 +316,28 @@ static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/*
+ * pprof takes the first mapping for the main binary (its "File:" and
+ * "Build ID:"): make it the guest image of the hottest stack's innermost
+ * guest frame, whatever stack comes first.
+ */
+static void main_mapping(struct builder *b, const struct profile *prof)
+{
+	const struct stack *hot = NULL;
+
+	for (size_t i = 0; i < prof->n; i++)
+		if (!hot || prof->v[i]->count > hot->count)
+			hot = prof->v[i];
+	for (uint32_t i = hot ? hot->n : 0; i > 0; i--) {
+		const struct frame *f = &hot->frames[i - 1];
+
+		if (f->kind == FRAME_GUEST && f->elf) {
+			mapping(b, f);
+			return;
+		}
+	}
+}
+
 int pprof_write(const struct profile *prof, FILE *f)
 {
 	struct builder b = {0};
@@ -336,6 +358,7 @@ int pprof_write(const struct profile *prof, FILE *f)
 	p->default_sample_type = str(&b, "cpu");
 	p->n_sample = prof->n;
 	p->sample = xmalloc((prof->n ? prof->n : 1) * sizeof(Sample *));
+	main_mapping(&b, prof);
 	for (size_t i = 0; i < prof->n; i++)
 		p->sample[i] = sample(&b, prof->v[i]);
 	/* When the first sample was taken, as wall-clock time. */
