@@ -370,6 +370,15 @@ static struct elf_file *load(const char *path, const struct stat *st)
 	return e;
 }
 
+/* The file of ST in the cache, or NULL. */
+static struct elf_file *cached(const struct stat *st)
+{
+	for (struct elf_file *e = files; e; e = e->next)
+		if (e->dev == st->st_dev && e->ino == st->st_ino)
+			return e;
+	return NULL;
+}
+
 struct elf_file *elf_file_get(const char *path)
 {
 	struct elf_file *e;
@@ -377,9 +386,9 @@ struct elf_file *elf_file_get(const char *path)
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
-	for (e = files; e; e = e->next)
-		if (e->dev == st.st_dev && e->ino == st.st_ino)
-			return e;
+	e = cached(&st);
+	if (e)
+		return e;
 	e = load(path, &st);
 	if (e) {
 		e->next = files;
@@ -429,15 +438,22 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	struct stat st;
 	FILE *f;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode) || !(f = fopen(path, "re"))) {
-		snprintf(why, len, "%s", errno ? strerror(errno) : "not a regular file");
+	if (stat(path, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
 		return NULL;
 	}
-	for (e = files; e; e = e->next)
-		if (e->dev == st.st_dev && e->ino == st.st_ino) {
-			fclose(f);
-			return e;
-		}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a regular file");
+		return NULL;
+	}
+	e = cached(&st);
+	if (e)
+		return e;
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(why, len, "%s", strerror(errno));
+		return NULL;
+	}
 	while (getline(&line, &cap, f) > 0) {
 		lineno++;
 		if (!map_line(&b, line)) {
