@@ -211,20 +211,26 @@ int BPF_USDT(jitdump_marker, __u64 path, __u64 addr)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 end)
+/* A guest image record (struct qj_image) of TYPE. */
+static __always_inline void send_image(__u32 type, __u64 path, __u64 bias, __u64 start, __u64 end)
 {
 	struct qj_image *r = reserve(sizeof(*r));
 
 	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, QJ_EV_IMAGE, bpf_ktime_get_ns());
+		return;
+	fill_hdr(&r->hdr, type, bpf_ktime_get_ns());
 	r->bias = bias;
 	r->start = start;
 	r->end = end;
 	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
 		r->path[0] = 0;
 	submit(r);
+}
+
+SEC("usdt")
+int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 end)
+{
+	send_image(QJ_EV_IMAGE, path, bias, start, end);
 	return 0;
 }
 
@@ -233,17 +239,7 @@ int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 en
 SEC("usdt")
 int BPF_USDT(loader_elf_image, __u64 path, __u64 low, __u64 high)
 {
-	struct qj_image *r = reserve(sizeof(*r));
-
-	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, QJ_EV_LOADED_ELF, bpf_ktime_get_ns());
-	r->bias = 0;
-	r->start = low;
-	r->end = high;
-	if (bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)path) < 0)
-		r->path[0] = 0;
-	submit(r);
+	send_image(QJ_EV_LOADED_ELF, path, 0, low, high);
 	return 0;
 }
 

@@ -128,16 +128,24 @@ int guest_check_spec(const char *spec, bool map)
 	return parse_spec(map ? "--guest-symbols" : "--guest-elf", spec, map, &bias) ? 0 : -EINVAL;
 }
 
-/* Add the file of SPEC with its bias, over the range of its addresses. */
+/* Add file E as PATH with BIAS, over the range of its addresses. */
+static void add_file(struct guest *g, const char *path, struct elf_file *e, uint64_t bias,
+		     bool user)
+{
+	uint64_t lo, hi;
+
+	elf_file_range(e, &lo, &hi);
+	add(g, path, e, bias, lo + bias, hi + bias, user);
+}
+
 static int add_spec(struct guest *g, const char *opt, const char *spec, bool map)
 {
-	uint64_t bias, lo, hi;
+	uint64_t bias;
 	struct elf_file *e = parse_spec(opt, spec, map, &bias);
 
 	if (!e)
 		return -EINVAL;
-	elf_file_range(e, &lo, &hi);
-	add(g, elf_file_path(e), e, bias, lo + bias, hi + bias, true);
+	add_file(g, elf_file_path(e), e, bias, true);
 	return 0;
 }
 
@@ -154,12 +162,9 @@ int guest_add_symbols_spec(struct guest *g, const char *spec)
 void guest_add_loaded(struct guest *g, const char *path)
 {
 	struct elf_file *e = path[0] == '/' ? elf_file_get(path) : NULL;
-	uint64_t lo, hi;
 
-	if (!e)
-		return;
-	elf_file_range(e, &lo, &hi);
-	add(g, path, e, 0, lo, hi, false);
+	if (e)
+		add_file(g, path, e, 0, false);
 }
 
 struct maps_pc {

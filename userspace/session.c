@@ -343,6 +343,22 @@ static void on_marker(struct session *s, const struct qj_marker *r)
 	pr_dbg("jitdump: %s", r->path);
 }
 
+/* An ELF image QEMU reports: linux-user's, at its bias, or one a VM loaded. */
+static void on_image(struct session *s, const struct qj_image *r)
+{
+	char path[QJ_PATH_MAX + 1];
+
+	memcpy(path, r->path, QJ_PATH_MAX);
+	path[QJ_PATH_MAX] = 0;
+	if (r->hdr.type == QJ_EV_LOADED_ELF) {
+		guest_add_loaded(&s->guest, path);
+		return;
+	}
+	if (!s->exe_path && path[0] == '/')
+		s->exe_path = xstrdup(path);
+	guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1, false);
+}
+
 int session_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -376,26 +392,9 @@ int session_event(void *ctx, void *data, size_t size)
 			on_marker(s, data);
 		break;
 	case QJ_EV_IMAGE:
-		if (size >= sizeof(struct qj_image)) {
-			const struct qj_image *r = data;
-			char path[QJ_PATH_MAX + 1];
-
-			memcpy(path, r->path, QJ_PATH_MAX);
-			path[QJ_PATH_MAX] = 0;
-			if (!s->exe_path && path[0] == '/')
-				s->exe_path = xstrdup(path);
-			guest_add_image(&s->guest, path, r->bias, r->start, r->end + 1, false);
-		}
-		break;
 	case QJ_EV_LOADED_ELF:
-		if (size >= sizeof(struct qj_image)) {
-			const struct qj_image *r = data;
-			char path[QJ_PATH_MAX + 1];
-
-			memcpy(path, r->path, QJ_PATH_MAX);
-			path[QJ_PATH_MAX] = 0;
-			guest_add_loaded(&s->guest, path);
-		}
+		if (size >= sizeof(struct qj_image))
+			on_image(s, data);
 		break;
 	case QJ_EV_CALLS:
 		if (s->uft && size >= sizeof(struct qj_calls))
