@@ -6,7 +6,7 @@ GUEST_ARCHES := x86_64 aarch64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc tree forker
+GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -30,7 +30,11 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 # BPF_USDT() declares a ctx parameter that programs need not use.
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-TOOL_SRCS := $(wildcard userspace/*.c)
+# userspace/ is grouped by layer (docs/design.md): util, naming, writers
+# and profiler, engine, main.c on top.
+TOOL_LAYERS := util naming writers profiler engine
+TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
+TOOL_HDRS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.h))
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
 TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread -lprotobuf-c
 # pprof's message types, from Debian's copy of the upstream profile.proto.
@@ -45,6 +49,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
+	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/aarch64/busybox $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
@@ -74,8 +79,9 @@ $(TOOL_OBJ)/profile.pb-c.c $(TOOL_OBJ)/profile.pb-c.h: $(PROFILE_PROTO)
 $(TOOL_OBJ)/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
 	$(CC) $(CFLAGS) -I$(TOOL_OBJ) -c $< -o $@
 
-$(TOOL_OBJ)/%.o: userspace/%.c $(wildcard userspace/*.h) $(wildcard bpf/*.h) \
+$(TOOL_OBJ)/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
 		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
+	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
 $(TOOL): $(TOOL_OBJS) $(LIBBPF_A)
@@ -135,6 +141,12 @@ $(BUILD)/guests/%/tree-o2-nofp: tests/guests/tree.c
 
 # The oracle: calls.c for native uftrace record on the host.
 $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
+	@mkdir -p $(dir $@)
+	gcc -g -O1 -fno-inline -pg -o $@ $<
+
+# The oracle of the process-tree tests: a forking program, and the program
+# its child execs, for native uftrace record.
+$(BUILD)/guests/native/%tree-pg: tests/guests/%tree.c
 	@mkdir -p $(dir $@)
 	gcc -g -O1 -fno-inline -pg -o $@ $<
 

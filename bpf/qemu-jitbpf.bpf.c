@@ -45,6 +45,22 @@ struct {
 } procs SEC(".maps");
 
 /*
+ * The process tree a run follows (-p, a launched QEMU): the QEMU the user
+ * named, put here by user space, and every process forked from one in
+ * it; a process stays in it when it runs another program.  With -a it
+ * stays empty: procs says which processes are followed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, QJ_PROCS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} tree SEC(".maps");
+
+/* Set by user space before load: follow the tree map, not procs. */
+const volatile bool follow_tree;
+
+/*
  * Call events lost per thread, so that user space knows where the gaps
  * are.  With -a, threads of traced QEMUs leave it as they exit; LRU, so
  * that threads no one saw exit never fill it.
@@ -363,6 +379,11 @@ struct task_struct {
 	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
+/*
+ * A fork, exec or exit of a followed process.  In a followed tree, user
+ * space acts on each at once (a forked child waits for its probes), so
+ * these wake it.
+ */
 static __always_inline void task_event(__u32 type, __u32 pid, __u32 child)
 {
 	struct qj_fork *r = reserve(sizeof(*r));
@@ -373,52 +394,75 @@ static __always_inline void task_event(__u32 type, __u32 pid, __u32 child)
 	r->hdr.pid = pid;
 	r->child = child;
 	r->pad = 0;
-	qj_submit(&events, r, wake_bytes, false);
+	qj_submit(&events, r, wake_bytes, follow_tree);
 }
 
-/* A traced QEMU forked: its child runs the same translated code. */
+/* Is PID one of the processes this run follows? */
+static __always_inline bool followed(__u32 pid)
+{
+	return bpf_map_lookup_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid);
+}
+
+/* A followed process forked: a QEMU's child runs the same translated code. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(qemu_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 pid = parent->tgid, cpid = child->pid;
+	__u32 pid = parent->tgid, cpid = child->pid, one = 1;
 	struct qj_proc *p;
 
-	if (child->tgid != child->pid) /* a thread */
+	if (child->tgid != child->pid || !followed(pid)) /* a thread, or not ours */
 		return 0;
+	if (follow_tree)
+		bpf_map_update_elem(&tree, &cpid, &one, BPF_ANY);
 	p = bpf_map_lookup_elem(&procs, &pid);
-	if (!p)
-		return 0;
-	bpf_map_update_elem(&procs, &cpid, p, BPF_ANY);
+	if (p)
+		bpf_map_update_elem(&procs, &cpid, p, BPF_ANY);
 	task_event(QJ_EV_FORK, pid, cpid);
 	return 0;
 }
 
-/* A traced QEMU runs another program: its QEMU, if any, reports anew. */
+/*
+ * A followed process runs another program: its QEMU, if any, reports
+ * anew.  In a tree it stays followed, QEMU or not, with its children.
+ */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(qemu_exec, struct task_struct *p)
 {
 	__u32 pid = p->tgid;
 
-	if (bpf_map_delete_elem(&procs, &pid))
+	if (follow_tree ? !followed(pid) : !!bpf_map_delete_elem(&procs, &pid))
 		return 0;
+	bpf_map_delete_elem(&procs, &pid);
 	task_event(QJ_EV_EXEC, pid, 0);
 	return 0;
 }
 
-/* The last thread of a traced QEMU exits. */
+/* The last thread of a followed process exits. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(qemu_exit, struct task_struct *p)
 {
 	__u32 pid = p->tgid, tid = p->pid;
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!followed(pid))
 		return 0;
 	bpf_map_delete_elem(&calls_lost, &tid);
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
-	if (bpf_map_delete_elem(&procs, &pid))
+	if (bpf_map_delete_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid))
 		return 0;
+	bpf_map_delete_elem(&procs, &pid);
 	task_event(QJ_EV_EXIT, pid, 0);
+	return 0;
+}
+
+/*
+ * Nothing to do: attached in the processes of a followed tree, it raises
+ * the semaphore of qemu:jit_fork_wait, which makes each child such a
+ * QEMU forks wait until we have attached to it (docs/probes.md).
+ */
+SEC("usdt")
+int BPF_USDT(jit_fork_wait, __s32 ms)
+{
 	return 0;
 }
 

@@ -20,38 +20,6 @@ start_guest() { # QEMU DIR NAME ARGS...
 	sleep 0.5
 }
 
-# The non-zero USDT semaphores of provider qemu in process PID, "name value".
-semaphores() { # PID
-	python3 - "$1" <<'EOF'
-import os, re, subprocess, sys
-pid = sys.argv[1]
-exe = os.readlink(f"/proc/{pid}/exe")
-notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
-sems = {}
-for m in re.finditer(r"Provider: qemu\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: (0x[0-9a-f]+)", notes):
-    sems[m.group(1)] = int(m.group(2), 16)
-phdrs = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout
-loads = [tuple(int(x, 16) for x in l.split()[1:4]) for l in phdrs.splitlines() if l.split()[:1] == ["LOAD"]]
-st = os.stat(exe)
-maps = [l.split() for l in open(f"/proc/{pid}/maps")]
-with open(f"/proc/{pid}/mem", "rb") as mem:
-    for name, vaddr in sorted(sems.items()):
-        if not vaddr:
-            continue
-        off = next(o + vaddr - v for o, v, _ in loads if v <= vaddr < v + 0x10000000)
-        for m in maps:
-            if len(m) >= 6 and int(m[4]) == st.st_ino:
-                lo, hi = (int(x, 16) for x in m[0].split("-"))
-                moff = int(m[2], 16)
-                if moff <= off < moff + hi - lo:
-                    mem.seek(lo + off - moff)
-                    v = int.from_bytes(mem.read(2), "little")
-                    if v and name != "jit_attach_request":
-                        print(name, v)
-                    break
-EOF
-}
-
 # Programs of ours still loaded (a link or a tool holds them).
 our_programs() {
 	bpftool prog show 2>/dev/null |

@@ -69,8 +69,45 @@ load helpers
 }
 
 @test "C sources follow the checked-in clang-format style" {
-	for f in "$TOP"/userspace/*.[ch] "$TOP"/bpf/*.[ch]; do
+	for f in "$TOP"/userspace/*.[ch] "$TOP"/userspace/*/*.[ch] "$TOP"/bpf/*.[ch]; do
 		run diff -u "$f" <(clang-format --style=file:"$TOP/.clang-format" "$f")
 		assert_success
+	done
+}
+
+# userspace/ is grouped by layer, lowest first: util, naming, writers and
+# profiler (side by side), engine, main.c (docs/design.md).
+layer() { # FOLDER
+	case $1 in
+	util) echo 0 ;; naming) echo 1 ;; writers | profiler) echo 2 ;; engine) echo 3 ;;
+	main) echo 4 ;; *) echo 9 ;;
+	esac
+}
+
+@test "userspace layers: no file includes a higher layer or a sibling" {
+	local f from inc to bad=
+	for f in "$TOP"/userspace/*/*.[ch] "$TOP"/userspace/main.c; do
+		from=$(basename "$(dirname "$f")")
+		[ "$f" != "$TOP/userspace/main.c" ] || from=main
+		[ "$(layer "$from")" != 9 ] || fail "$f: in no layer"
+		for inc in $(sed -nE 's/^#include "([a-z]+)\/.*/\1/p' "$f"); do
+			to=$(layer "$inc")
+			if [ "$to" -gt "$(layer "$from")" ] ||
+				{ [ "$to" = "$(layer "$from")" ] && [ "$inc" != "$from" ]; }; then
+				bad="$bad ${f#$TOP/} includes $inc/;"
+			fi
+		done
+	done
+	[ -z "$bad" ] || fail "$bad"
+}
+
+@test "main() only parses: at most 120 lines; no userspace file above 700" {
+	local n f
+	n=$(awk '/^int main\(/ { s = NR } s && /^}/ { print NR - s + 1; exit }' "$TOP/userspace/main.c")
+	echo "# main(): $n lines" >&3
+	[ -n "$n" ] && [ "$n" -le 120 ] || fail "main() has $n lines"
+	for f in "$TOP"/userspace/*/*.[ch] "$TOP"/userspace/main.c; do
+		n=$(wc -l <"$f")
+		[ "$n" -le 700 ] || fail "${f#$TOP/} has $n lines"
 	done
 }

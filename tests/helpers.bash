@@ -217,3 +217,56 @@ _oneliner_exec() { # SECONDS CMD
 	[ "$st" = 124 ] && st=0
 	return "$st"
 }
+
+# The non-zero USDT semaphores of provider qemu in process PID, "name value".
+semaphores() { # PID
+	python3 - "$1" <<'EOF'
+import os, re, subprocess, sys
+pid = sys.argv[1]
+exe = os.readlink(f"/proc/{pid}/exe")
+notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+sems = {}
+for m in re.finditer(r"Provider: qemu\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: (0x[0-9a-f]+)", notes):
+    sems[m.group(1)] = int(m.group(2), 16)
+phdrs = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout
+loads = [tuple(int(x, 16) for x in l.split()[1:4]) for l in phdrs.splitlines() if l.split()[:1] == ["LOAD"]]
+st = os.stat(exe)
+maps = [l.split() for l in open(f"/proc/{pid}/maps")]
+with open(f"/proc/{pid}/mem", "rb") as mem:
+    for name, vaddr in sorted(sems.items()):
+        if not vaddr:
+            continue
+        off = next(o + vaddr - v for o, v, _ in loads if v <= vaddr < v + 0x10000000)
+        for m in maps:
+            if len(m) >= 6 and int(m[4]) == st.st_ino:
+                lo, hi = (int(x, 16) for x in m[0].split("-"))
+                moff = int(m[2], 16)
+                if moff <= off < moff + hi - lo:
+                    mem.seek(lo + off - moff)
+                    v = int.from_bytes(mem.read(2), "little")
+                    if v and name != "jit_attach_request":
+                        print(name, v)
+                    break
+EOF
+}
+
+# binfmt_misc runs our qemu-aarch64 for every aarch64 program, as on a
+# cross-architecture container build host.
+BINFMT=/proc/sys/fs/binfmt_misc
+BINFMT_NAME=qemu-jitbpf-test-aarch64
+
+binfmt_register() { # QEMU
+	if [ ! -e "$BINFMT/register" ]; then
+		mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null ||
+			skip "binfmt_misc cannot be mounted here"
+	fi
+	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
+	# AArch64 ELF executables (ET_EXEC and ET_DYN), as qemu's own
+	# scripts/qemu-binfmt-conf.sh registers them; F: opened once, here.
+	printf ':%s:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F\n' \
+		"$BINFMT_NAME" "$1" >"$BINFMT/register" || skip "binfmt_misc registration refused"
+}
+
+binfmt_unregister() {
+	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
+}

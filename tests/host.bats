@@ -215,27 +215,6 @@ profile_leaf() { # FOLDED PID
 	[ "$sum" = "$total" ] || fail "intervals hold $sum samples, the run $total"
 }
 
-# binfmt_misc runs our qemu-aarch64 for every aarch64 program, as on a
-# cross-architecture container build host.
-BINFMT=/proc/sys/fs/binfmt_misc
-BINFMT_NAME=qemu-jitbpf-test-aarch64
-
-binfmt_register() { # QEMU
-	if [ ! -e "$BINFMT/register" ]; then
-		mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null ||
-			skip "binfmt_misc cannot be mounted here"
-	fi
-	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
-	# AArch64 ELF executables (ET_EXEC and ET_DYN), as qemu's own
-	# scripts/qemu-binfmt-conf.sh registers them; F: opened once, here.
-	printf ':%s:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F\n' \
-		"$BINFMT_NAME" "$1" >"$BINFMT/register" || skip "binfmt_misc registration refused"
-}
-
-binfmt_unregister() {
-	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
-}
-
 @test "-a with binfmt_misc: a foreign busybox script's dozens of commands each get a valid perf map" {
 	local bb pids pid hot=0 ended=0 maps procs forked nameless
 	bb=$(guest aarch64 busybox)

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One run of the tool: start (launch or find the QEMU, load the BPF
+ * object while QEMU initializes, attach), one loop that drains the ring
+ * buffer and ticks the handshakes, the profiler and its intervals, and
+ * stop (detach, drain, complete every process's files, the summary).
+ */
+#include "engine/engine.h"
+#include "engine/warmup.h"
+#include "profiler/top.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <linux/types.h>
+#include "qemu-jitbpf.h"
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && !verbose)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+/* --profile with no FILE: profile-PID.folded (-a: profile.folded) in -o DIR or here. */
+static void default_profile(struct engine_opts *o, pid_t pid)
+{
+	static char path[PATH_MAX];
+	char name[64];
+
+	if (o->prof.nfiles || !o->profile_out)
+		return;
+	if (pid)
+		snprintf(name, sizeof(name), "profile-%d.folded", pid);
+	else
+		snprintf(name, sizeof(name), "profile.folded");
+	snprintf(path, sizeof(path), "%s%s%s", o->outdir ? o->outdir : "", o->outdir ? "/" : "",
+		 name);
+	o->prof.files = xrealloc(o->prof.files, sizeof(char *));
+	o->prof.files[0] = path;
+	o->prof.nfiles = 1;
+}
+
+/* A tree: the QEMU the user named, launched or running, and its session. */
+static int find_root(struct engine *e, const struct binary **bin)
+{
+	const struct engine_opts *o = e->o;
+	struct proc *p;
+	int err;
+
+	if (o->cmd)
+		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL);
+	else
+		err = target_attach(&e->root, o->pid);
+	if (err) {
+		if (o->cmd && err == -ECHILD)
+			pr_err("%s did not start", o->cmd[0]);
+		return err;
+	}
+	p = procs_new(e, e->root.pid, &e->root, false);
+	if (p->s.uft)
+		uftrace_begin(p->s.uft, e->root.pid, mono_ns());
+	err = handshake_init(&p->s.hs, &e->root);
+	for (int i = 0; !err && i < o->nguest_elves; i++)
+		err = guest_add_elf_spec(&p->s.jm.guest, o->guest_elves[i]);
+	for (int i = 0; !err && i < o->nguest_syms; i++)
+		err = guest_add_symbols_spec(&p->s.jm.guest, o->guest_syms[i]);
+	if (err)
+		return err;
+	*bin = scope_binary(e, e->root.exe, 0);
+	return *bin ? 0 : -ENOTSUP;
+}
+
+static int load(struct engine *e, bool system)
+{
+	const struct engine_opts *o = e->o;
+	struct probe_opts po = {
+		.code = o->perfmap || o->jitdump || o->profile,
+		.jitdump = o->jitdump,
+		.calls = o->uftrace != NULL,
+		.profile = o->profile,
+		/* -a: QEMUs of every kind; a tree: the kind of its first. */
+		.linux_user = !e->tree || !system,
+		.system = !e->tree || system,
+		.tree = e->tree,
+		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
+		.ring_bytes = o->ringbuf_mb << 20,
+	};
+	int err = probes_load(&e->probes, &po);
+
+	if (!err && o->profile) {
+		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
+				    probes_procs_fd(&e->probes));
+		e->profiling = !err;
+	}
+	if (err)
+		return err;
+	e->rb = ring_buffer__new(probes_ring_fd(&e->probes), procs_event, e, NULL);
+	if (!e->rb) {
+		err = -errno;
+		pr_err("cannot create the ring buffer: %s", strerror(-err));
+	}
+	return err;
+}
+
+/* A tree: follow its first process, attach to it, ask for its handshake. */
+static int attach_tree(struct engine *e, const struct binary *bin)
+{
+	struct proc *root = procs_find(e, e->root.pid);
+	int err = probes_follow(&e->probes, e->root.pid);
+
+	if (!err)
+		err = probes_attach_tasks(&e->probes, &e->links);
+	if (!err)
+		err = scope_attach(e, root, bin);
+	if (!err && e->profiling)
+		err = profiler_start(&e->prof);
+	if (!err)
+		err = handshake_start(&root->s.hs);
+	if (err)
+		return err;
+	e->attached_ns = root->s.hs.attached_ns;
+	target_resume(&e->root);
+	pr_dbg("attached to %s (pid %d)", e->root.exe, e->root.pid);
+	return 0;
+}
+
+/* -a: every binary, for every process; the QEMUs that run are asked. */
+static int attach_host(struct engine *e)
+{
+	int err = probes_attach_tasks(&e->probes, &e->links);
+
+	if (!err)
+		err = scope_host_attach(e);
+	if (!err && e->profiling)
+		err = profiler_start(&e->prof);
+	if (err)
+		return err;
+	e->attached_ns = mono_ns();
+	scope_host_running(e);
+	return 0;
+}
+
+/* A tree: has the handshake of its first QEMU come, complete?  Ask again
+ * while it has not; an error when it is too late or came incomplete. */
+static int check_root(struct engine *e)
+{
+	struct proc *p = procs_find(e, e->root.pid);
+	struct session *s;
+	int err;
+
+	if (!p || p->t != &e->root)
+		return 0;
+	s = &p->s;
+	err = handshake_poll(&s->hs, mono_ns());
+	if (err == -ETIMEDOUT)
+		pr_err("QEMU (pid %d) did not answer %u attach requests in %.0f s", e->root.pid,
+		       s->hs.asks, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
+	if (!err && s->hs.answered && !s->hs.checked) {
+		s->hs.checked = true;
+		err = session_check_handshake(s, e->o->perfmap || e->o->jitdump || e->o->profile);
+	}
+	return err;
+}
+
+static uint64_t tbs_so_far(struct engine *e, uint64_t *flushes)
+{
+	uint64_t tbs = e->tbs;
+
+	*flushes = e->flushes;
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		for (struct proc *p = e->procs[b]; p; p = p->next) {
+			tbs += p->s.jm.tbs;
+			*flushes += p->s.jm.flushes;
+		}
+	return tbs;
+}
+
+/* -p on a terminal: what came so far, once a second. */
+static void status_line(struct engine *e)
+{
+	uint64_t flushes, tbs = tbs_so_far(e, &flushes);
+
+	fprintf(stderr, "\rqemu-jitbpf: pid %d: %" PRIu64 " TBs, %" PRIu64 " flushes, %llu lost  ",
+		e->root.pid, tbs, flushes, probes_lost(&e->probes));
+}
+
+/* --top: read the keys, redraw every second; false once the user quits. */
+static bool top_tick(struct engine *e, uint64_t now, uint64_t *last)
+{
+	struct top_info info = {e->root.pid, e->o->prof.freq, profiler_lost(&e->prof)};
+	int key;
+
+	while ((key = top_key())) {
+		if (key == 'q')
+			return false;
+		if (key == 'z')
+			profile_reset(&e->prof.prof);
+	}
+	if (now - *last >= 1000000000ull) {
+		*last = now;
+		top_render(&e->prof.prof, &info);
+	}
+	return true;
+}
+
+/* Is there anything left to follow? */
+static bool following(struct engine *e)
+{
+	if (!e->tree)
+		return true;
+	return target_alive(&e->root) || e->nprocs;
+}
+
+/*
+ * Until Ctrl-C, -d, or the end of the tree.  The BPF side wakes us only
+ * for what we act on at once (handshakes, a tree's forks and execs) and
+ * when the ring is a quarter full (qj_submit()): otherwise wait
+ * QJ_IDLE_MS, then drain what is there, but a bounded number of records
+ * at a time: a guest that makes records faster than we read them
+ * (millions of calls a second) would keep an unbounded drain from ever
+ * returning.  It loses events instead, counted, and -d and Ctrl-C still
+ * stop us.  While the ring had more, no wait.
+ */
+static int loop(struct engine *e)
+{
+	const struct engine_opts *o = e->o;
+	uint64_t start = mono_ns(), last_status = 0, last_top = 0, last_reap = start;
+	bool busy = false, tty = isatty(STDERR_FILENO) && o->pid && !o->top;
+	int err = 0, fd = ring_buffer__epoll_fd(e->rb);
+
+	if (o->top)
+		top_start();
+	while (!*e->exiting) {
+		uint64_t now;
+		bool reap;
+
+		if (e->tree) {
+			target_wait(&e->root, fd, busy ? 0 : QJ_IDLE_MS);
+		} else {
+			struct pollfd pfd = {fd, POLLIN, 0};
+
+			poll(&pfd, 1, busy ? 0 : QJ_IDLE_MS);
+		}
+		err = ring_buffer__consume_n(e->rb, QJ_CONSUME_MAX);
+		busy = err >= QJ_CONSUME_MAX;
+		if (err < 0 && err != -EINTR) {
+			pr_err("reading the ring buffer: %s", strerror(-err));
+			break;
+		}
+		now = mono_ns();
+		reap = !busy && now - last_reap >= 1000000000ull;
+		if (reap)
+			last_reap = now;
+		procs_tick(e, now, reap);
+		err = e->tree ? check_root(e) : 0;
+		if (err)
+			break;
+		if (e->profiling && profiler_interval(&e->prof, now, &e->bytes)) {
+			pr_warn("could not write an interval's profile");
+			e->err = e->err ? e->err : -EIO;
+		}
+		if ((o->duration && now - start >= o->duration * 1e9) || !following(e))
+			break;
+		if (o->top && !top_tick(e, now, &last_top))
+			break;
+		if (tty && now - last_status > 1000000000ull) {
+			last_status = now;
+			status_line(e);
+		}
+	}
+	top_stop();
+	if (last_status)
+		fputc('\n', stderr);
+	return err < 0 ? err : 0;
+}
+
+/* Call events lost at the end, after the last record of their thread. */
+static void mark_lost(void *ctx, uint32_t tid, uint64_t lost)
+{
+	uftrace_lost_at_end(ctx, tid, lost);
+}
+
+/* A tree's uftrace data, complete (or dropped with the rest). */
+static long long close_uftrace(struct engine *e)
+{
+	long long records = uftrace_records(e->uft);
+	int err;
+
+	/* A VM's tasks are vCPUs, not threads: its losses are marked where
+	 * they show, and counted in the summary. */
+	if (!e->root.system)
+		probes_each_calls_lost(&e->probes, mark_lost, e->uft);
+	err = uftrace_close(e->uft, e->root_exe ? e->root_exe : e->root.exe,
+			    e->root_cmdline ? e->root_cmdline : e->root.exe, &e->bytes);
+	e->uft = NULL;
+	if (err) {
+		pr_err("writing %s: %s", e->o->uftrace, strerror(-err));
+		e->err = e->err ? e->err : err;
+		return -1;
+	}
+	e->uftraces++;
+	return records;
+}
+
+static void summary(struct engine *e, long long uft_records)
+{
+	const struct engine_opts *o = e->o;
+	struct rusage ru;
+
+	if (e->tbs_early)
+		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
+		       "again what still runs)",
+		       e->tbs_early);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
+		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	if (e->profiling)
+		fprintf(stderr,
+			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",
+			profiler_samples(&e->prof), o->prof.freq, profiler_lost(&e->prof));
+	fprintf(stderr,
+		"qemu-jitbpf: %" PRIu64 " QEMU processes (%" PRIu64 " forked), %" PRIu64
+		" perf maps, %" PRIu64 " jitdumps, %" PRIu64 " uftrace, %" PRIu64
+		" without a handshake\n",
+		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
+	fprintf(stderr,
+		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
+		" bytes written, %llu events lost%s\n",
+		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete,
+		e->nameless ? "; no files written: no complete handshake" : "");
+	if (e->root_map)
+		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
+	if (e->root_marker)
+		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", e->root_marker);
+	if (uft_records >= 0)
+		fprintf(stderr, "qemu-jitbpf: uftrace: %s (%lld records)\n", o->uftrace,
+			uft_records);
+	for (int i = 0; e->profiling && !e->nameless && i < o->prof.nfiles; i++)
+		fprintf(stderr, "qemu-jitbpf: profile: %s\n", o->prof.files[i]);
+}
+
+/* Drop our links: every set, then the kernel's waits, in parallel. */
+static void detach(struct engine *e, int *warmup_fd, bool background)
+{
+	int *fds, n = probes_collect(&e->probes, e->profiling ? e->prof.sm : NULL, &fds);
+
+	if (*warmup_fd >= 0) {
+		fds = xrealloc(fds, (n + 1) * sizeof(*fds));
+		fds[n++] = *warmup_fd;
+		*warmup_fd = -1;
+	}
+	linkset_clear(&e->links);
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		for (struct proc *p = e->procs[b]; p; p = p->next)
+			linkset_clear(&p->links);
+	if (e->profiling)
+		sampler_stop(e->prof.sm);
+	probes_drop(fds, n, background);
+}
+
+/*
+ * Detach first, so that nothing stays enabled in a QEMU that runs on,
+ * then drain; with nothing left running, write first and leave the
+ * kernel's waits to the detach helper.
+ */
+static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
+{
+	bool running = !e->tree || following(e);
+	long long uft_records = -1;
+
+	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (e->tree && e->root.exited && e->root.launched)
+		pr_dbg("QEMU used %.3f s of CPU", e->root.cpu_s);
+	if (running) {
+		detach(e, warmup_fd, false);
+		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
+	}
+	ring_buffer__consume(e->rb);
+	pr_dbg("drained after %.0f ms", (mono_ns() - t0) / 1e6);
+	procs_end_all(e, running ? "still running" : "exit");
+	if (e->profiling) {
+		int err = profiler_finish(&e->prof, !e->nameless, &e->bytes);
+
+		e->err = e->err ? e->err : err;
+	}
+	if (e->uft && e->nameless) {
+		uftrace_discard(e->uft);
+		e->uft = NULL;
+	} else if (e->uft) {
+		uft_records = close_uftrace(e);
+	}
+	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (verbose)
+		probes_report_time(&e->probes, e->profiling ? e->prof.sm : NULL);
+	summary(e, uft_records);
+	if (!running)
+		detach(e, warmup_fd, true);
+}
+
+static int open_uftrace(struct engine *e)
+{
+	const char *dir = e->o->uftrace;
+
+	if (e->tree) {
+		e->uft = uftrace_open(dir);
+		return e->uft ? 0 : -EINVAL;
+	}
+	/* -a: one directory per process in DIR. */
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		pr_err("cannot create %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * What a launched QEMU's exit means for ours, as with strace or time:
+ * its status when it failed; otherwise 1 on our own error.
+ */
+static int exit_code(struct engine *e, int err)
+{
+	int code;
+
+	target_alive(&e->root); /* collect a launched QEMU that exited meanwhile */
+	code = target_exit_code(&e->root);
+	if (code > 0)
+		return code;
+	return err ? 1 : 0;
+}
+
+static void free_all(struct engine *e)
+{
+	procs_free_all(e);
+	if (e->uft)
+		uftrace_discard(e->uft);
+	ring_buffer__free(e->rb);
+	if (e->profiling)
+		profiler_free(&e->prof);
+	probes_free(&e->probes);
+	linkset_clear(&e->links);
+	free(e->links.v);
+	for (size_t i = 0; i < e->nbins; i++) {
+		binary_free(e->bins[i]);
+		free(e->bins[i]);
+	}
+	free(e->bins);
+	target_free(&e->root);
+	free(e->root_map);
+	free(e->root_marker);
+	free(e->root_exe);
+	free(e->root_cmdline);
+}
+
+int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
+{
+	struct engine e = {.o = o, .exiting = exiting, .tree = !o->all};
+	const struct binary *bin = NULL;
+	struct warmup *warm = NULL;
+	int err, code, stats_fd = -1, warmup_fd = -1;
+	uint64_t t0 = mono_ns();
+
+	libbpf_set_print(libbpf_print_fn);
+	err = o->uftrace ? open_uftrace(&e) : 0;
+	if (err)
+		goto out;
+	/* -v says what the BPF programs cost: the kernel counts it meanwhile. */
+	if (verbose)
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (e.tree) {
+		/* The first uprobe's grace period, paid while QEMU starts. */
+		warm = warmup_start();
+		err = find_root(&e, &bin);
+	} else {
+		err = scope_host(&e);
+	}
+	default_profile(o, e.tree ? e.root.pid : 0);
+	if (!err)
+		err = load(&e, bin && bin->system);
+	warmup_fd = warm ? warmup_finish(warm) : -1;
+	if (err)
+		goto out;
+	pr_dbg("BPF loaded after %.0f ms", (mono_ns() - t0) / 1e6);
+	err = e.tree ? attach_tree(&e, bin) : attach_host(&e);
+	if (err)
+		goto out;
+	pr_dbg("probes attached after %.0f ms", (mono_ns() - t0) / 1e6);
+	err = loop(&e);
+	if (err) {
+		e.err = err;
+		e.nameless = true;
+	}
+	stop(&e, &warmup_fd, t0);
+	err = e.err;
+out:
+	top_stop();
+	if (warmup_fd >= 0)
+		close(warmup_fd);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	if (e.root.held)
+		/* Never leave a QEMU we started stopped, or waiting for us. */
+		target_kill(&e.root);
+	code = exit_code(&e, err);
+	free_all(&e);
+	return code;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine: one run of the tool, whatever the mode.  It loads and
+ * attaches the BPF programs, drains their ring buffer in one loop, hands
+ * each record to the session of its process, follows processes as they
+ * fork, exec and exit, and completes each one's files when it ends.
+ *
+ * What it follows is the scope: a process tree (the QEMU given with -p,
+ * or the one launched, and every process forked from it, and what those
+ * exec), each attached one by one; or every QEMU of the host (-a),
+ * through each QEMU binary.
+ */
+#ifndef QJ_ENGINE_H
+#define QJ_ENGINE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/probes.h"
+#include "engine/session.h"
+#include "engine/target.h"
+#include "profiler/profiler.h"
+#include "writers/uftrace.h"
+
+/* What to do, as the command line says it (main.c checks it). */
+struct engine_opts {
+	pid_t pid;	    /* -p */
+	char **cmd;	    /* -- QEMU-COMMAND */
+	bool all;	    /* -a */
+	const char **qemus; /* -a: --qemu binaries to watch too */
+	int nqemus;
+	bool perfmap;
+	bool perfmap_insn;
+	bool jitdump;
+	const char *uftrace; /* DIR */
+	const char *outdir;  /* -o, resolved, or NULL */
+	double duration;     /* -d, 0 for none */
+	char **guest_elves;
+	int nguest_elves;
+	char **guest_syms;
+	int nguest_syms;
+	unsigned long ringbuf_mb;
+	bool profile;	  /* sample, for --profile or --top */
+	bool profile_out; /* --profile: write files */
+	bool top;
+	struct profiler_opts prof;
+};
+
+/*
+ * Run until *EXITING, -d, or the end of what is followed; returns the
+ * exit status: a launched QEMU's own when it failed, 1 for an error of
+ * ours (printed), else 0.
+ */
+int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting);
+
+/* A process followed: its QEMU, its session, and our links into it. */
+struct proc {
+	struct target own;
+	struct target *t; /* &own, or the engine's root */
+	struct session s;
+	const struct binary *bin;
+	struct linkset links; /* a tree: ours in this process */
+	char *cmdline;	      /* for uftrace, read while it runs */
+	bool own_uft;	      /* -a: its uftrace data are its own */
+	bool asked;	      /* we asked for its handshake */
+	bool given_up;	      /* and it never answered */
+	uint64_t gone_ns;     /* seen gone, its exit record not */
+	struct proc *next;
+};
+
+#define PROC_BUCKETS 1024
+
+struct engine {
+	struct engine_opts *o;
+	volatile sig_atomic_t *exiting;
+	bool tree; /* follow a tree; else every QEMU of the host */
+	struct probes probes;
+	struct ring_buffer *rb;
+	struct profiler prof;
+	bool profiling;
+	struct linkset links; /* tracepoints; -a: every binary's probes */
+	struct binary **bins; /* the QEMU binaries seen */
+	size_t nbins, bins_cap;
+	struct proc *procs[PROC_BUCKETS];
+	size_t nprocs;
+	struct target root;  /* a tree: the QEMU the user named */
+	bool root_ended;     /* its files are complete */
+	struct uftrace *uft; /* a tree: one data directory for all */
+	char *root_map;	     /* what the summary names */
+	char *root_marker;
+	char *root_exe;
+	char *root_cmdline;
+	uint64_t attached_ns; /* all our probes attached, for handshakes */
+	int err;	      /* the first error of the run */
+	bool nameless;	      /* the root never answered: no files */
+	/* What happened, for the summary. */
+	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
+	uint64_t tbs_early, tbs_incomplete;
+};
+
+/* procs.c: the processes followed. */
+struct proc *procs_find(struct engine *e, pid_t pid);
+/*
+ * A process to follow: T (the root's target) or, if NULL, what /proc says
+ * of PID.  ASK: ask it for its handshake.
+ */
+struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask);
+/* Ask P for its handshake. */
+void procs_ask(struct proc *p);
+/* A ring buffer record: to the session of its process (ring_buffer_sample_fn). */
+int procs_event(void *ctx, void *data, size_t size);
+/*
+ * Each process: its handshake; the samples old enough to name; and, if
+ * REAP (the ring is drained), whether it is gone without a word.
+ */
+void procs_tick(struct engine *e, uint64_t now, bool reap);
+/* Complete the files of every process, and forget them. */
+void procs_end_all(struct engine *e, const char *why);
+/* Forget every process without writing anything (an error). */
+void procs_free_all(struct engine *e);
+
+/*
+ * scope.c: which binaries and processes.  The binary PATH runs (or, if
+ * PATH is NULL, process PID runs), if it is a QEMU with our probes; NULL
+ * if not.
+ */
+const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid);
+/* -a: the binaries to watch, and the QEMUs that run already. */
+int scope_host(struct engine *e);
+int scope_host_attach(struct engine *e);
+void scope_host_running(struct engine *e);
+/* A tree: attach our probes to process P, which runs binary B. */
+int scope_attach(struct engine *e, struct proc *p, const struct binary *b);
+
+#endif

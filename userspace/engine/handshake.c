@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/handshake.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+struct offset_query {
+	struct stat exe;
+	uint64_t off, addr;
+};
+
+static bool maps_offset(const struct map_entry *m, void *ctx)
+{
+	struct offset_query *q = ctx;
+
+	if (m->ino != q->exe.st_ino || m->dev != q->exe.st_dev || q->off < m->offset ||
+	    q->off + 2 > m->offset + (m->end - m->start))
+		return false;
+	q->addr = m->start + (q->off - m->offset);
+	return true;
+}
+
+/* Address of file offset OFF of QEMU's binary in its address space. */
+static int file_to_addr(pid_t pid, uint64_t off, uint64_t *addr)
+{
+	char *path = xasprintf("/proc/%d/exe", pid);
+	struct offset_query q = {.off = off};
+	int err = stat(path, &q.exe) ? -errno : maps_find(pid, maps_offset, &q);
+
+	free(path);
+	if (!err)
+		*addr = q.addr;
+	return err;
+}
+
+int handshake_init(struct handshake *h, const struct target *t)
+{
+	uint64_t off;
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	h->pid = t->pid;
+	err = elf_usdt_semaphore(t->exe, "qemu", "jit_attach_request", &off);
+	if (err) {
+		pr_err("%s (pid %d) has an older qemu-jitbpf series without "
+		       "qemu:jit_attach_request; rebuild it: make qemu",
+		       t->exe, t->pid);
+		return err;
+	}
+	err = file_to_addr(t->pid, off, &h->addr);
+	if (err)
+		pr_err("cannot find QEMU's request counter in /proc/%d/maps: %s", t->pid,
+		       strerror(-err));
+	return err;
+}
+
+/* Add one to the counter.  Another tool may add at the same time and one
+ * increase be lost: the retry in handshake_poll() covers it. */
+static int ask(struct handshake *h)
+{
+	uint16_t v;
+	struct iovec local = {&v, sizeof(v)}, remote = {(void *)(uintptr_t)h->addr, sizeof(v)};
+
+	if (process_vm_readv(h->pid, &local, 1, &remote, 1, 0) != sizeof(v))
+		return -errno;
+	v++;
+	if (process_vm_writev(h->pid, &local, 1, &remote, 1, 0) != sizeof(v))
+		return -errno;
+	h->asked_ns = mono_ns();
+	h->asks++;
+	pr_dbg("attach request %u (counter %u)", h->asks, v);
+	return 0;
+}
+
+int handshake_start(struct handshake *h)
+{
+	int err;
+
+	h->attached_ns = mono_ns();
+	err = ask(h);
+	if (err && err != -ESRCH)
+		pr_err("cannot ask QEMU (pid %d) for its handshake: %s", h->pid, strerror(-err));
+	return err == -ESRCH ? 0 : err;
+}
+
+void handshake_event(struct handshake *h, uint64_t poll_ns)
+{
+	h->handshakes++;
+	/* Seen by QEMU after our probes were in place: all of it reached us. */
+	if (!h->answered && poll_ns >= h->attached_ns) {
+		h->answered = true;
+		pr_dbg("handshake after %.1f ms, %u request(s)", (mono_ns() - h->attached_ns) / 1e6,
+		       h->asks);
+	}
+}
+
+int handshake_poll(struct handshake *h, uint64_t now)
+{
+	if (h->answered || !h->attached_ns)
+		return 0;
+	if (now - h->attached_ns >= QJ_HANDSHAKE_TIMEOUT_NS)
+		return -ETIMEDOUT;
+	if (now - h->asked_ns >= QJ_HANDSHAKE_RETRY_NS) {
+		int err = ask(h);
+
+		if (err && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/probes.h"
+#include "engine/detach.h"
+#include "engine/target.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "qemu-jitbpf.h"
+#include "qemu-jitbpf.skel.h"
+
+/* Most programs of ours, the sampler's included. */
+#define MAX_PROGS 32
+
+int binary_init(struct binary *b, const char *path)
+{
+	struct stat st;
+
+	memset(b, 0, sizeof(*b));
+	if (stat(path, &st))
+		return -errno;
+	if (!elf_has_usdt(path, "qemu", "tb_gen_code_batch") ||
+	    !elf_has_usdt(path, "qemu", "jit_attach_request"))
+		return -ENOTSUP;
+	b->path = xstrdup(path);
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	b->system = elf_has_usdt(path, "qemu", "loader_elf_image");
+	b->fork_wait = elf_has_usdt(path, "qemu", "jit_fork_wait");
+	return 0;
+}
+
+void binary_free(struct binary *b)
+{
+	free(b->path);
+	b->path = NULL;
+}
+
+void linkset_add(struct linkset *ls, struct bpf_link *l)
+{
+	grow(&ls->v, &ls->cap, ls->n + 1, sizeof(*ls->v));
+	ls->v[ls->n++] = l;
+}
+
+void linkset_clear(struct linkset *ls)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		bpf_link__destroy(ls->v[i]);
+	ls->n = 0;
+}
+
+/* Load, and so verify, only the programs this run attaches. */
+static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct probe_opts *o)
+{
+	bpf_program__set_autoload(skel->progs.tcg_prologue, o->code);
+	bpf_program__set_autoload(skel->progs.tb_flush, o->code);
+	bpf_program__set_autoload(skel->progs.tb_gen_code_batch, o->code);
+	bpf_program__set_autoload(skel->progs.jitdump_marker, o->jitdump);
+	bpf_program__set_autoload(skel->progs.jit_calls, o->calls);
+	/* Where guest images come from: linux-user's ELF loader, or the
+	 * system emulator's (-kernel, -device loader). */
+	bpf_program__set_autoload(skel->progs.linux_user_elf_image, o->linux_user);
+	bpf_program__set_autoload(skel->progs.linux_user_guest_base, o->linux_user);
+	bpf_program__set_autoload(skel->progs.loader_elf_image, o->system);
+	bpf_program__set_autoload(skel->progs.jit_guest_ram, o->system && o->profile);
+	bpf_program__set_autoload(skel->progs.jit_fork_wait, o->tree);
+}
+
+int probes_load(struct probes *p, const struct probe_opts *o)
+{
+	int err;
+
+	p->o = *o;
+	p->skel = qemu_jitbpf_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF programs: %s", strerror(-err));
+		return err;
+	}
+	choose_programs(p->skel, o);
+	err = bpf_map__set_max_entries(p->skel->maps.events, o->ring_bytes);
+	p->skel->rodata->wake_bytes = QJ_WAKE_BYTES(o->ring_bytes);
+	p->skel->rodata->follow_tree = o->tree;
+	if (!err)
+		err = qemu_jitbpf_bpf__load(p->skel);
+	if (err)
+		pr_err("cannot load the BPF programs: %s", strerror(-err));
+	return err;
+}
+
+int probes_ring_fd(const struct probes *p)
+{
+	return bpf_map__fd(p->skel->maps.events);
+}
+
+int probes_procs_fd(const struct probes *p)
+{
+	return bpf_map__fd(p->skel->maps.procs);
+}
+
+static int add_link(struct linkset *ls, struct bpf_link *l, const char *what, const char *binary)
+{
+	if (!l) {
+		int err = -errno;
+
+		pr_err("cannot attach to qemu:%s in %s: %s", what, binary, strerror(-err));
+		return err;
+	}
+	linkset_add(ls, l);
+	return 0;
+}
+
+/* Does binary B have the probe PROG is named after? */
+static bool has_probe(const struct probes *p, const struct binary *b,
+		      const struct bpf_program *prog)
+{
+	const struct qemu_jitbpf_bpf *s = p->skel;
+
+	if (prog == s->progs.linux_user_elf_image || prog == s->progs.linux_user_guest_base)
+		return !b->system;
+	if (prog == s->progs.loader_elf_image || prog == s->progs.jit_guest_ram)
+		return b->system;
+	if (prog == s->progs.jit_fork_wait)
+		return b->fork_wait;
+	return true;
+}
+
+int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls)
+{
+	struct bpf_program *prog, *attach = p->skel->progs.jit_attach;
+	int err;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		const char *name = bpf_program__name(prog);
+
+		if (!bpf_program__autoload(prog) ||
+		    strcmp(bpf_program__section_name(prog), "usdt") || prog == attach ||
+		    !has_probe(p, b, prog))
+			continue;
+		err = add_link(ls, bpf_program__attach_usdt(prog, pid, b->path, "qemu", name, NULL),
+			       name, b->path);
+		if (err)
+			return err;
+	}
+	return add_link(ls,
+			bpf_program__attach_usdt(attach, pid, b->path, "qemu", "jit_attach", NULL),
+			"jit_attach", b->path);
+}
+
+int probes_attach_tasks(struct probes *p, struct linkset *ls)
+{
+	struct bpf_program *progs[] = {p->skel->progs.qemu_fork, p->skel->progs.qemu_exec,
+				       p->skel->progs.qemu_exit};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
+
+		if (!l) {
+			int err = -errno;
+
+			pr_err("cannot attach %s: %s", bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+		linkset_add(ls, l);
+	}
+	return 0;
+}
+
+int probes_follow(struct probes *p, pid_t pid)
+{
+	__u32 key = pid, one = 1;
+
+	if (bpf_map__update_elem(p->skel->maps.tree, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY)) {
+		pr_err("cannot follow pid %d: %s", pid, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+unsigned long long probes_lost(const struct probes *p)
+{
+	return p->skel->bss->counters[QJ_LOST_RECORDS] + p->skel->bss->counters[QJ_LOST_CALLS];
+}
+
+int probes_collect(struct probes *p, const struct sampler *sm, int **fds)
+{
+	int progs[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, progs, MAX_PROGS);
+
+	return detach_collect(progs, n, 0, NULL, fds, NULL);
+}
+
+void probes_note(struct probes *p, const struct sampler *sm, pid_t pid, struct linkset *ls)
+{
+	int progs[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, progs, MAX_PROGS), *fds;
+	__u32 *ids;
+
+	n = detach_collect(progs, n, pid, &p->link_cursor, &fds, &ids);
+	ls->ids = xrealloc(ls->ids, (ls->nids + n + 1) * sizeof(*ls->ids));
+	for (int i = 0; i < n; i++) {
+		close(fds[i]);
+		ls->ids[ls->nids++] = ids[i];
+	}
+	free(fds);
+	free(ids);
+}
+
+void probes_release(struct probes *p, const struct sampler *sm, struct linkset *ls)
+{
+	int progs[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, progs, MAX_PROGS), *fds;
+
+	n = detach_reopen(progs, n, ls->ids, ls->nids, &fds);
+	linkset_clear(ls);
+	free(ls->ids);
+	ls->ids = NULL;
+	ls->nids = 0;
+	probes_drop(fds, n, true);
+}
+
+void probes_drop(int *fds, int n, bool background)
+{
+	if (background)
+		detach_handoff(fds, n);
+	else
+		detach_close(fds, n);
+	free(fds);
+}
+
+void probes_report_time(const struct probes *p, const struct sampler *sm)
+{
+	int fds[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, fds, MAX_PROGS);
+	uint64_t ns = 0, runs = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+
+		if (bpf_prog_get_info_by_fd(fds[i], &info, &len) || !info.run_cnt)
+			continue;
+		pr_dbg("BPF program %s: %.3f ms in %llu runs", info.name, info.run_time_ns / 1e6,
+		       (unsigned long long)info.run_cnt);
+		ns += info.run_time_ns;
+		runs += info.run_cnt;
+	}
+	pr_dbg("BPF programs: %.3f ms in %" PRIu64 " runs", ns / 1e6, runs);
+}
+
+void probes_free(struct probes *p)
+{
+	qemu_jitbpf_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
+void probes_each_calls_lost(struct probes *p, void (*fn)(void *ctx, uint32_t tid, uint64_t lost),
+			    void *ctx)
+{
+	int fd = bpf_map__fd(p->skel->maps.calls_lost);
+	__u32 key, next, *prev = NULL;
+	__u64 lost;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &lost))
+			fn(ctx, next, lost);
+		key = next;
+		prev = &key;
+	}
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Our BPF programs and where they are attached: the object is loaded
+ * once per run, with only the programs the run needs; its USDT programs
+ * are attached to a QEMU binary for one process (a followed tree: each
+ * of its QEMUs) or for every process of the binary (-a); its tracepoint
+ * programs report forks, execs and exits.  Links are dropped in
+ * parallel, or handed to the detach helper (detach.c).
+ */
+#ifndef QJ_PROBES_H
+#define QJ_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+struct bpf_link;
+struct qemu_jitbpf_bpf;
+struct sampler;
+
+/* A QEMU binary with our probes, and which of the optional ones it has. */
+struct binary {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	bool system;	/* a system emulator: loader_elf_image, jit_guest_ram */
+	bool fork_wait; /* qemu:jit_fork_wait: a child waits for us */
+};
+
+struct linkset {
+	struct bpf_link **v;
+	size_t n, cap;
+	__u32 *ids; /* the kernel's ids of the links, once noted */
+	size_t nids;
+};
+
+struct probe_opts {
+	bool code;		 /* TB reports, prologue, flushes: perf map, jitdump, profile */
+	bool jitdump;		 /* the marker */
+	bool calls;		 /* --uftrace */
+	bool profile;		 /* guest RAM of a VM */
+	bool linux_user, system; /* which image probes to load */
+	bool tree;		 /* follow a process tree, not every QEMU */
+	size_t ring_bytes;
+};
+
+struct probes {
+	struct qemu_jitbpf_bpf *skel;
+	struct probe_opts o;
+	__u32 link_cursor; /* the last link id probes_note() saw */
+};
+
+/*
+ * A binary with our probes (tb_gen_code_batch, jit_attach_request), or
+ * -ENOTSUP, quietly; -errno when PATH cannot be read.
+ */
+int binary_init(struct binary *b, const char *path);
+void binary_free(struct binary *b);
+
+/* Open and load what O asks for; -errno with the reason printed. */
+int probes_load(struct probes *p, const struct probe_opts *o);
+int probes_ring_fd(const struct probes *p);
+int probes_procs_fd(const struct probes *p);
+/*
+ * Attach every USDT program loaded to BINARY for process PID (-1: every
+ * process of it, now and later), jit_attach last (attaching it starts
+ * the handshake of a QEMU that runs); the links go to LS.  -errno with
+ * the reason printed.
+ */
+int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls);
+/* Fork, exec and exit of the processes followed; the links go to LS. */
+int probes_attach_tasks(struct probes *p, struct linkset *ls);
+/* PID is the first process of the followed tree. */
+int probes_follow(struct probes *p, pid_t pid);
+/* FN(CTX, tid, lost) for each thread that lost call events so far. */
+void probes_each_calls_lost(struct probes *p, void (*fn)(void *ctx, uint32_t tid, uint64_t lost),
+			    void *ctx);
+/* Events the ring buffer had no room for, so far. */
+unsigned long long probes_lost(const struct probes *p);
+/*
+ * Links are dropped in three steps: new fds for them, from the kernel;
+ * linkset_clear() on every set that holds them, which costs nothing
+ * then; and probes_drop(), where the kernel waits for its grace periods,
+ * all in parallel, here or (BACKGROUND) in the detach helper.  SM: the
+ * profiler's sampler, or NULL.
+ *
+ * probes_collect(): fds for every link of our programs; the count.
+ */
+int probes_collect(struct probes *p, const struct sampler *sm, int **fds);
+void probes_drop(int *fds, int n, bool background);
+/*
+ * LS holds the links just attached to process PID: note their ids, as
+ * the kernel no longer says whose they are once PID has gone.
+ */
+void probes_note(struct probes *p, const struct sampler *sm, pid_t pid, struct linkset *ls);
+/* Drop LS, noted, whose process has gone, in the background. */
+void probes_release(struct probes *p, const struct sampler *sm, struct linkset *ls);
+/* -v: what each program cost in the kernel. */
+void probes_report_time(const struct probes *p, const struct sampler *sm);
+void probes_free(struct probes *p);
+
+void linkset_add(struct linkset *ls, struct bpf_link *l);
+/* Destroy the library's objects, whatever the kernel does with the links. */
+void linkset_clear(struct linkset *ls);
+
+#endif

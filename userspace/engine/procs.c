@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The processes followed, by pid.  BPF reports what becomes of them in
+ * order with their records: a fork (the child starts as a copy of its
+ * parent, as it inherits the code cache), an exec (the pid's program
+ * ends: its files are completed, and what it runs next is a new session),
+ * an exit.  One path, proc_end(), completes a process's files.
+ */
+#include "engine/engine.h"
+#include "util/util.h"
+#include "writers/jitdump.h"
+#include "writers/perfmap.h"
+#include "writers/uftrace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+#include "qemu-jitbpf.h"
+
+/* A process that is gone without an exit record (lost in a full ring)
+ * is ended after this long. */
+#define GONE_NS (1000ull * 1000 * 1000)
+
+static struct proc **slot(struct engine *e, pid_t pid)
+{
+	struct proc **pp = &e->procs[(unsigned)pid % PROC_BUCKETS];
+
+	while (*pp && (*pp)->t->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+struct proc *procs_find(struct engine *e, pid_t pid)
+{
+	return *slot(e, pid);
+}
+
+/*
+ * -a: uftrace data of PID in DIR/PID, or after an exec of that pid,
+ * DIR/PID.1, DIR/PID.2 and so on.
+ */
+static struct uftrace *open_uftrace(const char *dir, pid_t pid)
+{
+	struct uftrace *u;
+	char *path = xasprintf("%s/%d", dir, pid);
+
+	for (int i = 1; !access(path, F_OK); i++) {
+		free(path);
+		path = xasprintf("%s/%d.%d", dir, pid, i);
+	}
+	u = uftrace_open(path);
+	free(path);
+	return u;
+}
+
+struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
+{
+	const struct engine_opts *o = e->o;
+	struct proc *p = xcalloc(1, sizeof(*p));
+	struct uftrace *uft = e->uft;
+
+	if (t) {
+		p->t = t;
+	} else {
+		target_observe(&p->own, pid);
+		p->t = &p->own;
+	}
+	if (o->uftrace && !e->tree) {
+		uft = open_uftrace(o->uftrace, pid);
+		p->own_uft = true;
+	}
+	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
+	if (o->uftrace)
+		p->cmdline = target_cmdline(p->t);
+	p->s.hs.pid = pid;
+	p->s.hs.attached_ns = e->attached_ns;
+	if (ask)
+		procs_ask(p);
+	if (e->profiling)
+		p->s.smp = profiler_follow(&e->prof, pid);
+	*slot(e, pid) = p;
+	e->nprocs++;
+	e->seen++;
+	pr_dbg("pid %d: %s", pid, p->t->exe[0] ? p->t->exe : "(gone)");
+	return p;
+}
+
+void procs_ask(struct proc *p)
+{
+	if (!handshake_init(&p->s.hs, p->t) && !handshake_start(&p->s.hs))
+		p->asked = true;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (p->own_uft && p->s.uft)
+		uftrace_discard(p->s.uft);
+	session_free(&p->s);
+	if (p->t == &p->own)
+		target_free(&p->own);
+	linkset_clear(&p->links);
+	free(p->links.v);
+	free(p->links.ids);
+	free(p->cmdline);
+	free(p);
+}
+
+/*
+ * The QEMU the user named ends (or we stop): did its handshake come,
+ * with what the files need?  Without it no file of the run is written.
+ */
+static void root_check(struct engine *e, struct session *s)
+{
+	int err = e->err;
+
+	if (!err && !s->hs.answered) {
+		pr_err("QEMU (pid %d) did not answer the attach request before %s", e->root.pid,
+		       target_alive(&e->root) ? "we stopped" : "it exited");
+		err = -ESRCH;
+	}
+	if (!err && !s->hs.checked) {
+		s->hs.checked = true;
+		err = session_check_handshake(s, e->o->perfmap || e->o->jitdump || e->o->profile);
+	}
+	if (err) {
+		e->err = err;
+		e->nameless = true;
+	}
+}
+
+/* The jitdump of process P, complete (or dropped, when it has none). */
+static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
+{
+	struct session *s = &p->s;
+	int err = named ? jitdump_close(s->jd, &s->bytes) : -ECANCELED;
+
+	if (!err) {
+		e->jitdumps++;
+		if (root)
+			e->root_marker = xstrdup(s->marker_path);
+		pr_dbg("pid %d: wrote %s", p->t->pid, s->marker_path);
+	} else {
+		if (root && err == -ENOENT)
+			pr_err("QEMU (pid %d) never reported a jitdump marker", p->t->pid);
+		else if (root && err != -ECANCELED)
+			pr_err("writing the jitdump: %s", strerror(-err));
+		if (root && err != -ECANCELED && !e->err)
+			e->err = err;
+		/* A fork's child that never got its own marker has none. */
+		jitdump_discard(s->jd);
+	}
+	s->jd = NULL;
+}
+
+/*
+ * Process P's program has ended (WHY: exit, exec), or we stop: complete
+ * its files and forget it.  GONE: the process is, and our links into it
+ * can go (not after an exec: they hold for its next program).
+ */
+static void proc_end(struct engine *e, struct proc **pp, const char *why, bool gone)
+{
+	struct proc *p = *pp;
+	struct session *s = &p->s;
+	const char *exe = s->jm.exe_path ? s->jm.exe_path : p->t->exe;
+	bool root = p->t == &e->root, named;
+
+	if (root)
+		root_check(e, s);
+	if (s->smp) {
+		profiler_end(&e->prof, s->smp, &s->jm);
+		s->smp = NULL;
+	}
+	named = !e->nameless && session_named(s);
+	if (!named && !e->nameless) {
+		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
+		e->unnamed++;
+	}
+	if (named && e->o->perfmap) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->t->pid);
+		if (!perfmap_write(&s->jm.code, path, p->t->uid, p->t->gid, &s->bytes)) {
+			e->maps++;
+			if (root)
+				e->root_map = xstrdup(path);
+			pr_dbg("pid %d (%s): wrote %s", p->t->pid, why, path);
+		} else if (root && !e->err) {
+			e->err = -EIO;
+		}
+	}
+	if (s->jd)
+		end_jitdump(e, p, named, root);
+	if (s->uft) {
+		uftrace_end(s->uft, p->t->pid, &s->jm.guest, exe);
+		if (p->own_uft) {
+			if (named &&
+			    !uftrace_close(s->uft, exe, p->cmdline ? p->cmdline : "", &s->bytes))
+				e->uftraces++;
+			else if (!named)
+				uftrace_discard(s->uft);
+		}
+		s->uft = NULL;
+	}
+	if (root) {
+		e->root_ended = true;
+		e->root_exe = xstrdup(exe);
+		e->root_cmdline = p->cmdline;
+		p->cmdline = NULL;
+	}
+	e->tbs += s->jm.tbs;
+	e->flushes += s->jm.flushes;
+	e->tbs_early += s->jm.tbs_early;
+	e->tbs_incomplete += s->jm.tbs_incomplete;
+	e->bytes += s->bytes;
+	if (gone && p->links.n)
+		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);
+	*pp = p->next;
+	e->nprocs--;
+	proc_free(p);
+}
+
+/* Thread TID of PID forked CHILD at TS. */
+static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint64_t ts)
+{
+	struct proc *parent = procs_find(e, pid), *c;
+
+	/* A process we know no QEMU of (a tree's native programs): its
+	 * child is followed still, and attached if it runs a QEMU. */
+	if (!parent)
+		return;
+	if (procs_find(e, child))
+		proc_end(e, slot(e, child), "pid reused", true);
+	c = procs_new(e, child, NULL, false);
+	session_fork(&c->s, &parent->s);
+	e->forks++;
+	if (e->uft)
+		uftrace_fork(e->uft, pid, tid, child, ts);
+	else if (c->s.uft)
+		uftrace_begin(c->s.uft, child, ts);
+	if (e->tree) {
+		/* It waits for us (qemu:jit_fork_wait) until we ask. */
+		if (scope_attach(e, c, parent->bin))
+			proc_end(e, slot(e, child), "gone", true);
+		else
+			procs_ask(c);
+	} else if (e->o->jitdump) {
+		/* perf honours only a marker the child mapped itself: ask it
+		 * for a handshake, which makes one (and flushes). */
+		procs_ask(c);
+	}
+}
+
+/* PID runs another program from TS on. */
+static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
+{
+	struct proc **pp = slot(e, pid), *p;
+	struct linkset links = {0};
+	const struct binary *had = NULL, *bin;
+
+	if (*pp) {
+		links = (*pp)->links;
+		(*pp)->links = (struct linkset){0};
+		had = (*pp)->bin;
+		proc_end(e, pp, "exec", false);
+	}
+	/* -a: the new program's QEMU, if any, reports itself. */
+	if (!e->tree)
+		return;
+	bin = scope_binary(e, NULL, pid);
+	if (!bin) {
+		/* Not a QEMU of ours: it stays in the tree, with no link. */
+		if (links.n)
+			probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &links);
+		free(links.v);
+		return;
+	}
+	p = procs_new(e, pid, NULL, false);
+	p->links = links;
+	if (e->uft)
+		uftrace_begin(e->uft, pid, ts);
+	if (bin != had) {
+		/* Our links into it are for another binary: it runs already. */
+		if (scope_attach(e, p, bin))
+			proc_end(e, slot(e, pid), "gone", true);
+		else
+			procs_ask(p);
+	} else if (pid == e->root.pid && e->root.launched) {
+		/* It inherited QEMU_JIT_ATTACH_WAIT with its own pid: it waits. */
+		p->bin = bin;
+		procs_ask(p);
+	} else {
+		/* Our links held through the exec: it reports from its start. */
+		p->bin = bin;
+	}
+}
+
+int procs_event(void *ctx, void *data, size_t size)
+{
+	struct engine *e = ctx;
+	const struct qj_hdr *h = data;
+	const struct qj_fork *f = data;
+	struct proc **pp;
+
+	if (size < sizeof(*h))
+		return 0;
+	switch (h->type) {
+	case QJ_EV_FORK:
+		if (size >= sizeof(*f))
+			on_fork(e, h->pid, h->tid, f->child, h->ts);
+		return 0;
+	case QJ_EV_EXEC:
+		on_exec(e, h->pid, h->ts);
+		return 0;
+	case QJ_EV_EXIT:
+		pp = slot(e, h->pid);
+		if (*pp)
+			proc_end(e, pp, "exit", true);
+		return 0;
+	}
+	pp = slot(e, h->pid);
+	if (!*pp) {
+		/* -a: a QEMU that started after us; its early handshake comes
+		 * first.  A tree knows its processes. */
+		if (e->tree)
+			return 0;
+		procs_new(e, h->pid, NULL, false);
+		if ((*pp)->s.uft)
+			uftrace_begin((*pp)->s.uft, h->pid, h->ts);
+	}
+	session_event(&(*pp)->s, data, size);
+	return 0;
+}
+
+/* Is PID still running (not gone, not a zombie)? */
+static bool running(pid_t pid)
+{
+	char path[64], buf[256], *state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+}
+
+void procs_tick(struct engine *e, uint64_t now, bool reap)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		struct proc **pp = &e->procs[b];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (p->asked && !p->given_up && p->t != &e->root &&
+			    handshake_poll(&p->s.hs, now)) {
+				p->given_up = true;
+				pr_warn("QEMU (pid %d) did not answer our attach requests",
+					p->t->pid);
+			}
+			if (p->s.smp)
+				profiler_resolve(p->s.smp, &p->s.jm, now);
+			/* Its exit record was lost (counted): end it all the same. */
+			if (reap && !running(p->t->pid)) {
+				if (!p->gone_ns) {
+					p->gone_ns = now;
+				} else if (now - p->gone_ns >= GONE_NS) {
+					proc_end(e, pp, "gone", true);
+					continue;
+				}
+			}
+			pp = &p->next;
+		}
+	}
+}
+
+void procs_end_all(struct engine *e, const char *why)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		while (e->procs[b])
+			proc_end(e, &e->procs[b], why, false);
+}
+
+void procs_free_all(struct engine *e)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		while (e->procs[b]) {
+			struct proc *p = e->procs[b];
+
+			e->procs[b] = p->next;
+			proc_free(p);
+		}
+	e->nprocs = 0;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/session.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
+		  bool jitdump, struct uftrace *uft)
+{
+	memset(s, 0, sizeof(*s));
+	s->target = t;
+	s->want_jitdump = jitdump;
+	jitmap_init(&s->jm, t->pid, perfmap_insn, keep_insns);
+	if (jitdump)
+		s->jd = jitdump_new(t->pid, t->uid, t->host_machine);
+	s->uft = uft;
+}
+
+/*
+ * The uftrace task of a batch of calls: its thread; for a VM, one task per
+ * vCPU and privilege level, as QEMU's uftrace plugin keeps them apart
+ * (whichever threads run the vCPUs): 10 * (vCPU + 1) + level, the level
+ * being the x86 CPL or the Arm EL.
+ */
+static uint32_t calls_task(const struct session *s, const struct qj_calls *r)
+{
+	if (!s->target->system || r->cpu < 0)
+		return r->hdr.tid;
+	return 10 * ((uint32_t)r->cpu + 1) + (r->level >= 0 && r->level <= 9 ? r->level : 0);
+}
+
+static void on_calls(struct session *s, const struct qj_calls *r)
+{
+	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
+
+	uftrace_events(s->uft, s->target->pid, calls_task(s, r), r->ev, n, r->lost);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a;
+
+		memcpy(&a, r->ev + i * QJ_CALL_EVENT_SIZE + 8, sizeof(a));
+		if (QJ_CALL_KIND(a) == 1)
+			guest_see(&s->jm.guest, QJ_CALL_ADDR(a));
+	}
+}
+
+/* A run of one guest function's code: a jitdump record, with its lines. */
+static void emit_jitdump(void *ctx, const struct jit_run *run)
+{
+	static struct jd_line lines[QJ_TB_MAX_INSNS];
+	struct session *s = ctx;
+	size_t nl = 0;
+
+	for (uint32_t i = 0; i < run->n; i++) {
+		const struct guest_loc *loc = &run->locs[i];
+		const char *file;
+		int line;
+
+		if (!loc->img || !loc->img->elf ||
+		    !elf_file_line(loc->img->elf, loc->link, &file, &line))
+			continue;
+		lines[nl++] = (struct jd_line){run->host + run->insn_off[i] - run->insn_off[0],
+					       line, file};
+	}
+	jitdump_load(s->jd, run->ts, run->tid, run->host, run->code, run->size, run->name, lines,
+		     nl);
+}
+
+static void on_prologue(struct session *s, const struct qj_prologue *r)
+{
+	jitmap_prologue(&s->jm, r);
+	if (s->jd && r->size && r->size <= QJ_TB_MAX_CODE) {
+		/* The prologue never changes: read it from QEMU now. */
+		uint8_t *buf = xmalloc(r->size);
+		struct iovec local = {buf, r->size}, remote = {(void *)r->host, r->size};
+
+		if (!s->prologue_loaded && process_vm_readv(s->target->pid, &local, 1, &remote, 1,
+							    0) == (ssize_t)r->size) {
+			s->prologue_loaded = true;
+			jitdump_load(s->jd, r->hdr.ts, r->hdr.tid, r->host, buf, r->size,
+				     "qemu-tcg-prologue", NULL, 0);
+		}
+		free(buf);
+	}
+	if (s->smp)
+		samples_prepare(s->smp, &s->jm);
+}
+
+static void on_marker(struct session *s, const struct qj_marker *r)
+{
+	if (!s->jd || jitdump_is_open(s->jd))
+		return;
+	if (!r->path[0] || jitdump_open(s->jd, r->path, r->addr))
+		return;
+	free(s->marker_path);
+	s->marker_path = xstrdup(r->path);
+	pr_dbg("pid %d: jitdump %s", s->target->pid, r->path);
+}
+
+void session_event(struct session *s, const void *data, size_t size)
+{
+	const struct qj_hdr *h = data;
+
+	switch (h->type) {
+	case QJ_EV_TBS:
+		if (size >= sizeof(struct qj_tbs))
+			jitmap_tbs(&s->jm, data, s->jd ? emit_jitdump : NULL, s);
+		break;
+	case QJ_EV_PROLOGUE:
+		if (size >= sizeof(struct qj_prologue))
+			on_prologue(s, data);
+		break;
+	case QJ_EV_FLUSH:
+		if (s->smp)
+			samples_flush(s->smp, &s->jm);
+		jitmap_flush(&s->jm);
+		break;
+	case QJ_EV_ATTACH:
+		if (size >= sizeof(struct qj_attach))
+			handshake_event(&s->hs, ((const struct qj_attach *)data)->poll_ns);
+		break;
+	case QJ_EV_MARKER:
+		if (size >= sizeof(struct qj_marker))
+			on_marker(s, data);
+		break;
+	case QJ_EV_IMAGE:
+	case QJ_EV_LOADED_ELF:
+		if (size >= sizeof(struct qj_image))
+			jitmap_image(&s->jm, data);
+		break;
+	case QJ_EV_CALLS:
+		if (s->uft && size >= sizeof(struct qj_calls))
+			on_calls(s, data);
+		break;
+	case QJ_EV_SAMPLE:
+		if (s->smp)
+			samples_add(s->smp, &s->jm, data, size);
+		break;
+	case QJ_EV_GUEST_BASE:
+		if (size >= sizeof(struct qj_guest_base))
+			guest_set_base(&s->jm.guest, ((const struct qj_guest_base *)data)->base);
+		break;
+	}
+}
+
+void session_fork(struct session *child, const struct session *parent)
+{
+	jitmap_fork(&child->jm, &parent->jm);
+	child->hs.answered = parent->hs.answered;
+	child->hs.checked = parent->hs.checked;
+}
+
+bool session_named(const struct session *s)
+{
+	return s->hs.answered && s->jm.layout_known && (s->jm.guest.nimgs || s->target->system);
+}
+
+int session_check_handshake(struct session *s, bool need_prologue)
+{
+	const char *missing = NULL;
+
+	if (need_prologue && !s->jm.layout_known)
+		missing = "the prologue";
+	else if (!s->jm.guest.nimgs && !s->target->system)
+		missing = "the guest's images";
+	else if (s->want_jitdump && !s->marker_path)
+		missing = "a jitdump marker";
+	if (!missing)
+		return 0;
+	pr_err("QEMU (pid %d) answered without %s; files would be nameless or incomplete",
+	       s->target->pid, missing);
+	return -EPROTO;
+}
+
+void session_free(struct session *s)
+{
+	if (s->smp) {
+		samples_free(s->smp);
+		free(s->smp);
+	}
+	if (s->jd)
+		jitdump_discard(s->jd);
+	jitmap_free(&s->jm);
+	free(s->marker_path);
+}

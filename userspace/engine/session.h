@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One QEMU process, as the ring buffer tells it: its records turn into
+ * named code (naming/jitmap.h) and feed the writers (jitdump, uftrace)
+ * and the profiler's samples; its handshake says whether the names are
+ * complete.
+ */
+#ifndef QJ_SESSION_H
+#define QJ_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "naming/jitmap.h"
+#include "engine/handshake.h"
+#include "engine/target.h"
+#include "profiler/samples.h"
+#include "writers/jitdump.h"
+#include "writers/uftrace.h"
+
+struct session {
+	struct target *target;
+	struct jitmap jm;
+	struct handshake hs;
+	struct samples *smp; /* the profiler's, or NULL */
+	bool want_jitdump;
+	struct jitdump *jd;
+	struct uftrace *uft;  /* where its calls go (a tree's, or its own), or NULL */
+	bool prologue_loaded; /* in the jitdump */
+	uint64_t bytes;
+	char *marker_path;
+};
+
+/* KEEP_INSNS: the profiler names samples per guest instruction. */
+void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
+		  bool jitdump, struct uftrace *uft);
+/* One record of the ring buffer, of this process. */
+void session_event(struct session *s, const void *data, size_t size);
+/*
+ * Once our handshake came: did it bring what the files need (the prologue
+ * if NEED_PROLOGUE, guest images, a jitdump marker if one is wanted)?
+ * -errno with what is missing printed.
+ */
+int session_check_handshake(struct session *s, bool need_prologue);
+/* Do the names of this process's code stand: handshake, prologue, images? */
+bool session_named(const struct session *s);
+/*
+ * CHILD is a fresh session of a process PARENT's QEMU forked: it starts
+ * with PARENT's images and live code, as the child inherits the code cache.
+ */
+void session_fork(struct session *child, const struct session *parent);
+void session_free(struct session *s);
+
+#endif

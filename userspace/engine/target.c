@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/target.h"
+#include "naming/symbols.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <poll.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+int check_privileges(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {0};
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	if (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
+		return 0;
+	pr_err("missing privilege: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root");
+	return -EPERM;
+}
+
+struct usdt_query {
+	const char *provider, *name;
+	size_t addr_size;
+	uint64_t base, sema; /* of the probe found */
+};
+
+static uint64_t note_addr(const void *p, size_t size)
+{
+	uint64_t v64;
+	uint32_t v32;
+
+	if (size == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
+
+/* stapsdt descriptor: pc, base, semaphore, then provider, name, args. */
+static bool is_usdt(const void *desc, size_t size, void *ctx)
+{
+	struct usdt_query *q = ctx;
+	const char *prov = (const char *)desc + 3 * q->addr_size, *end = (const char *)desc + size;
+	const char *name;
+
+	if (size <= 3 * q->addr_size || !memchr(prov, 0, end - prov))
+		return false;
+	name = prov + strlen(prov) + 1;
+	if (name >= end || !memchr(name, 0, end - name) || strcmp(prov, q->provider) ||
+	    strcmp(name, q->name))
+		return false;
+	q->base = note_addr((const char *)desc + q->addr_size, q->addr_size);
+	q->sema = note_addr((const char *)desc + 2 * q->addr_size, q->addr_size);
+	return true;
+}
+
+/* Find provider:name in the open ELF; Q gets what its note says. */
+static bool find_usdt(Elf *elf, struct usdt_query *q)
+{
+	q->addr_size = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+	return elf_find_note(elf, "stapsdt", 3, is_usdt, q);
+}
+
+bool elf_has_usdt(const char *binary, const char *provider, const char *name)
+{
+	struct usdt_query q = {provider, name, 8, 0, 0};
+	bool found = false;
+	Elf *elf;
+	int fd;
+
+	fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		found = find_usdt(elf, &q);
+		elf_end(elf);
+	}
+	close(fd);
+	return found;
+}
+
+/* Where a prelinked binary's .stapsdt.base moved to, as the note's base. */
+static uint64_t stapsdt_base(Elf *elf, uint64_t note_base)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return note_base;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".stapsdt.base"))
+			return sh.sh_addr;
+	}
+	return note_base;
+}
+
+int elf_usdt_semaphore(const char *binary, const char *provider, const char *name,
+		       uint64_t *file_off)
+{
+	struct usdt_query q = {provider, name, 8, 0, 0};
+	int err = -ENOENT, fd;
+	size_t nphdr;
+	Elf *elf;
+
+	fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && find_usdt(elf, &q) && q.sema && !elf_getphdrnum(elf, &nphdr)) {
+		uint64_t sema = q.sema + stapsdt_base(elf, q.base) - q.base;
+
+		/* Its address in the file, through the loadable segments. */
+		for (size_t i = 0; i < nphdr; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    sema >= ph.p_vaddr && sema + 2 <= ph.p_vaddr + ph.p_filesz) {
+				*file_off = sema - ph.p_vaddr + ph.p_offset;
+				err = 0;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static uint16_t elf_machine(const char *path)
+{
+	GElf_Ehdr eh;
+	uint16_t m = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf && gelf_getehdr(elf, &eh))
+		m = eh.e_machine;
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return m;
+}
+
+/* Fill in exe, uid, gid; check it is a QEMU with our probes. */
+static int inspect(struct target *t)
+{
+	char link[64], comm[64] = "", *base;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+	n = readlink(link, t->exe, sizeof(t->exe) - 1);
+	if (n < 0) {
+		pr_err("cannot read %s: %s", link, strerror(errno));
+		return -errno;
+	}
+	t->exe[n] = 0;
+	snprintf(link, sizeof(link), "/proc/%d", t->pid);
+	if (stat(link, &st))
+		return -errno;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
+	snprintf(link, sizeof(link), "/proc/%d/comm", t->pid);
+	f = fopen(link, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	base = basename(t->exe);
+	if (!strstr(base, "qemu")) {
+		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
+		return -EINVAL;
+	}
+	if (!elf_has_usdt(t->exe, "qemu", "tb_gen_code_batch")) {
+		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
+		       "make qemu (see README.md)",
+		       t->exe, t->pid);
+		return -ENOTSUP;
+	}
+	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
+	t->host_machine = elf_machine(t->exe);
+	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
+	return 0;
+}
+
+static void init(struct target *t, pid_t pid)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->pidfd = -1;
+}
+
+int target_observe(struct target *t, pid_t pid)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	init(t, pid);
+	t->exited = true; /* not ours to wait for: -a learns of exits from BPF */
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, t->exe, sizeof(t->exe) - 1);
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (n < 0 || stat(link, &st))
+		return -errno;
+	t->exe[n] = 0;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
+	t->host_machine = elf_machine(t->exe);
+	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
+	return 0;
+}
+
+int target_attach(struct target *t, pid_t pid)
+{
+	init(t, pid);
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+		pr_err("process %d is not running", pid);
+		return -ESRCH;
+	}
+	return inspect(t);
+}
+
+int target_launch(struct target *t, char **argv, const char *jitdump_dir)
+{
+	int status, err;
+	pid_t pid;
+
+	init(t, 0);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char self[16];
+
+		if (jitdump_dir)
+			setenv("QEMU_JITDUMP_DIR", jitdump_dir, 1);
+		/* Ask QEMU to wait for our probes after its initialization
+		 * (exec keeps the pid). */
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		setenv("QEMU_JIT_ATTACH_WAIT", self, 1);
+		/* Stop at exec: QEMU is checked before it runs. */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "qemu-jitbpf: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	t->pid = pid;
+	t->launched = true;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		t->exited = t->reaped = true;
+		t->status = status;
+		return -ECHILD;
+	}
+	t->stopped = true;
+	t->held = true;
+	err = inspect(t);
+	/*
+	 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
+	 * initialize while we load and attach.
+	 */
+	if (!err && elf_has_usdt(t->exe, "qemu", "jit_attach_wait")) {
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		t->stopped = false;
+	}
+	if (err) {
+		kill(pid, SIGKILL);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		waitpid(pid, &status, 0);
+		t->exited = true;
+		t->stopped = false;
+		t->held = false;
+	}
+	return err;
+}
+
+void target_resume(struct target *t)
+{
+	if (t->stopped && !t->exited)
+		ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
+	t->stopped = false;
+	t->held = false;
+}
+
+void target_kill(struct target *t)
+{
+	if (!target_alive(t))
+		return; /* it ended on its own: its status stands */
+	kill(t->pid, SIGKILL);
+	target_resume(t);
+	t->exited = true; /* by us: its wait status is not a result */
+}
+
+bool target_alive(struct target *t)
+{
+	if (t->exited)
+		return false;
+	if (t->launched) {
+		struct rusage ru;
+
+		if (wait4(t->pid, &t->status, WNOHANG, &ru) == t->pid &&
+		    (WIFEXITED(t->status) || WIFSIGNALED(t->status))) {
+			t->exited = t->reaped = true;
+			t->cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+		}
+	} else if (kill(t->pid, 0) && errno == ESRCH) {
+		t->exited = true;
+	}
+	return !t->exited;
+}
+
+void target_wait(struct target *t, int fd, int timeout_ms)
+{
+	struct pollfd p[2] = {{fd, POLLIN, 0}, {t->exited ? -1 : t->pidfd, POLLIN, 0}};
+
+	poll(p, 2, timeout_ms);
+}
+
+int target_exit_code(const struct target *t)
+{
+	if (!t->launched || !t->reaped)
+		return -1;
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return -1;
+}
+
+void target_free(struct target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}
+
+char *target_cmdline(const struct target *t)
+{
+	char path[64], buf[4096];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return xstrdup(n ? buf : t->exe);
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * qemu-jitbpf: name the code QEMU's TCG JIT generates, for perf.
+ *
+ * Attaches BPF programs to the USDT probes of a patched QEMU (a running
+ * one, or one it launches), follows every translated block, symbolizes
+ * the guest code with the guest's own ELF files and writes
+ * /tmp/perf-PID.map and/or the jitdump QEMU mapped for perf inject.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <gelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/target.h"
+#include "naming/guest.h"
+#include "util/util.h"
+
+/* What the command line says; main() checks it and hands it to the engine. */
+static struct engine_opts env = {
+	.prof = {.freq = 99},
+};
+
+const char *argp_program_version = "qemu-jitbpf 0.1";
+const char *argp_program_bug_address = "<qemu-jitbpf@localhost>";
+static const char doc[] =
+	"Name the code QEMU's JIT generates, so that perf can profile emulated programs.\n"
+	"\n"
+	"USAGE: qemu-jitbpf -p PID [--perfmap] [--jitdump] [--uftrace[=DIR]] [-o DIR]\n"
+	"                   [--profile[=FILE]]... [-F HZ] [--interval=SECONDS]\n"
+	"                   [--call-graph=fp|dwarf[,BYTES]] [--top] [-d SECONDS]\n"
+	"                   [--guest-elf PATH[:BIAS]]... [-v]\n"
+	"                   [--guest-symbols FILE[:BIAS]]...\n"
+	"       qemu-jitbpf [OPTIONS] -- QEMU-COMMAND [ARGS...]\n"
+	"       qemu-jitbpf -a [--qemu PATH]... [--perfmap] [--jitdump]\n"
+	"                   [--uftrace[=DIR]] [--profile[=FILE]]...\n"
+	"                   [--interval=SECONDS] [-d SECONDS]\n"
+	"\n"
+	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
+	"Ctrl-C, the end of -d, or QEMU's exit, then completes its files.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    qemu-jitbpf -p 1234                 # /tmp/perf-1234.map at exit\n"
+	"    qemu-jitbpf -p 1234 --jitdump -d 30 # jit-1234.dump for perf inject -j\n"
+	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
+	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
+	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
+	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
+	"    qemu-jitbpf -p 1234 --top             # live, like perf top\n"
+	"    qemu-jitbpf -a --qemu /usr/bin/qemu-aarch64 --profile=all.svg  # every QEMU\n"
+	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
+	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
+
+enum {
+	OPT_PERFMAP = 1000,
+	OPT_PERFMAP_INSN,
+	OPT_JITDUMP,
+	OPT_UFTRACE,
+	OPT_GUEST_ELF,
+	OPT_GUEST_SYMBOLS,
+	OPT_RINGBUF,
+	OPT_PROFILE,
+	OPT_CALL_GRAPH,
+	OPT_TOP,
+	OPT_QEMU,
+	OPT_INTERVAL,
+};
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID", 0, "Attach to the running QEMU process PID", 0},
+	{"all", 'a', NULL, 0,
+	 "Every QEMU with the probes on this host, running or started later, forked "
+	 "or exec'd; runs until Ctrl-C or -d",
+	 0},
+	{"qemu", OPT_QEMU, "PATH", 0,
+	 "With -a, watch this QEMU binary too before any process runs it; repeatable", 0},
+	{"perfmap", OPT_PERFMAP, NULL, 0,
+	 "Write /tmp/perf-PID.map: one line per run of host code of one guest function (default)",
+	 0},
+	{"perfmap-insn", OPT_PERFMAP_INSN, NULL, 0,
+	 "Perf map with one line per guest instruction, sym+0xoff", 0},
+	{"jitdump", OPT_JITDUMP, NULL, 0,
+	 "Write a jitdump for perf inject -j into the marker QEMU maps", 0},
+	{"uftrace", OPT_UFTRACE, "DIR", OPTION_ARG_OPTIONAL,
+	 "Record every guest call and return as uftrace data in DIR (default uftrace.data)", 0},
+	{"profile", OPT_PROFILE, "FILE", OPTION_ARG_OPTIONAL,
+	 "Sample the guest's call stacks into FILE: .pb.gz pprof, .svg flame graph, else "
+	 "folded stacks (default profile-PID.folded); repeatable",
+	 0},
+	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
+	 0},
+	{"freq", 'F', "HZ", 0, "Samples per second and CPU (default 99)", 0},
+	{"interval", OPT_INTERVAL, "SECONDS", 0,
+	 "Continuous profiling: every SECONDS, write the profile so far to files named "
+	 "after each --profile FILE with the interval's start time in them, and start again",
+	 0},
+	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
+	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
+	 "CFI from BYTES of stack per sample (default 8192)",
+	 0},
+	{"output", 'o', "DIR", 0,
+	 "Directory of the jitdump of a QEMU this tool launches, and of the default "
+	 "profile (default: current)",
+	 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0},
+	{"guest-elf", OPT_GUEST_ELF, "PATH[:BIAS]", 0,
+	 "Guest ELF image with its load bias (guest = link + BIAS); repeatable", 0},
+	{"guest-symbols", OPT_GUEST_SYMBOLS, "FILE[:BIAS]", 0,
+	 "Guest symbols from a System.map or /proc/kallsyms copy (guest = address + BIAS), "
+	 "e.g. a VM's Linux kernel; repeatable",
+	 0},
+	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
+	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
+	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		env.pid = strtol(arg, &end, 10);
+		if (errno || *end || env.pid <= 0)
+			argp_error(state, "invalid PID '%s'", arg);
+		break;
+	case 'a':
+		env.all = true;
+		break;
+	case OPT_INTERVAL:
+		errno = 0;
+		env.prof.interval = strtoul(arg, &end, 10);
+		if (errno || *end || !env.prof.interval || env.prof.interval > 86400)
+			argp_error(state, "invalid interval '%s' (1 to 86400 seconds)", arg);
+		break;
+	case OPT_QEMU:
+		env.qemus = xrealloc(env.qemus, (env.nqemus + 1) * sizeof(char *));
+		env.qemus[env.nqemus++] = arg;
+		break;
+	case OPT_PERFMAP:
+		env.perfmap = true;
+		break;
+	case OPT_PERFMAP_INSN:
+		env.perfmap = env.perfmap_insn = true;
+		break;
+	case OPT_JITDUMP:
+		env.jitdump = true;
+		break;
+	case OPT_UFTRACE:
+		env.uftrace = arg ? arg : "uftrace.data";
+		break;
+	case OPT_TOP:
+		env.profile = env.top = true;
+		break;
+	case OPT_PROFILE:
+		env.profile = env.profile_out = true;
+		if (arg) {
+			env.prof.files =
+				xrealloc(env.prof.files, (env.prof.nfiles + 1) * sizeof(char *));
+			env.prof.files[env.prof.nfiles++] = arg;
+		}
+		break;
+	case 'F':
+		errno = 0;
+		env.prof.freq = strtoul(arg, &end, 10);
+		if (errno || *end || !env.prof.freq || env.prof.freq > 10000)
+			argp_error(state, "invalid frequency '%s' (1 to 10000 Hz)", arg);
+		break;
+	case OPT_CALL_GRAPH:
+		if (!strcmp(arg, "fp")) {
+			env.prof.stack_bytes = 0;
+		} else if (!strcmp(arg, "dwarf")) {
+			env.prof.stack_bytes = 8192;
+		} else if (!strncmp(arg, "dwarf,", 6)) {
+			errno = 0;
+			env.prof.stack_bytes = strtoul(arg + 6, &end, 0);
+			if (errno || *end || end == arg + 6 || env.prof.stack_bytes < 64 ||
+			    env.prof.stack_bytes > QJ_STACK_MAX || env.prof.stack_bytes % 8)
+				argp_error(
+					state,
+					"invalid stack size '%s' (64 to %d bytes, a multiple of 8)",
+					arg + 6, QJ_STACK_MAX);
+		} else {
+			argp_error(state, "invalid call graph '%s' (fp or dwarf[,BYTES])", arg);
+		}
+		break;
+	case 'o':
+		env.outdir = arg;
+		break;
+	case 'd':
+		errno = 0;
+		env.duration = strtod(arg, &end);
+		if (errno || *end || env.duration <= 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case OPT_GUEST_ELF:
+		env.guest_elves =
+			xrealloc(env.guest_elves, (env.nguest_elves + 1) * sizeof(char *));
+		env.guest_elves[env.nguest_elves++] = arg;
+		break;
+	case OPT_GUEST_SYMBOLS:
+		env.guest_syms = xrealloc(env.guest_syms, (env.nguest_syms + 1) * sizeof(char *));
+		env.guest_syms[env.nguest_syms++] = arg;
+		break;
+	case OPT_RINGBUF:
+		errno = 0;
+		env.ringbuf_mb = strtoul(arg, &end, 10);
+		if (errno || *end || !env.ringbuf_mb || env.ringbuf_mb > 4096 ||
+		    (env.ringbuf_mb & (env.ringbuf_mb - 1)))
+			argp_error(state, "invalid ring buffer size '%s' (power of 2, MiB)", arg);
+		break;
+	case 'v':
+		verbose++;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		/* Everything from here on is the QEMU command. */
+		env.cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (env.all && (env.pid || env.cmd))
+			argp_error(state,
+				   "-a traces every QEMU: no -p PID or QEMU-COMMAND with it");
+		else if (env.all &&
+			 (env.top || env.perfmap_insn || env.nguest_elves || env.nguest_syms))
+			argp_error(state, "--top, --perfmap-insn, --guest-elf and --guest-symbols "
+					  "follow one QEMU: use -p with them, not -a");
+		else if (env.prof.interval && !env.profile_out)
+			argp_error(state, "--interval goes with --profile");
+		else if (env.nqemus && !env.all)
+			argp_error(state, "--qemu goes with -a");
+		else if (!env.all && !env.pid == !env.cmd)
+			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
+		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
+		if (!env.ringbuf_mb)
+			env.ringbuf_mb = env.uftrace ? 64 : 8;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t exiting;
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+/* Can the profiles be written?  Said before anything runs, not after. */
+static int check_profile_paths(void)
+{
+	for (int i = 0; i < env.prof.nfiles; i++) {
+		char *dir = xstrdup(env.prof.files[i]), *slash = strrchr(dir, '/');
+		int err;
+
+		if (slash)
+			*slash = 0;
+		err = access(slash ? (*dir ? dir : "/") : ".", W_OK | X_OK) ? -errno : 0;
+		if (err)
+			pr_err("cannot write the profile %s: %s", env.prof.files[i],
+			       strerror(-err));
+		free(dir);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int check_outdir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		pr_err("output directory %s does not exist", dir);
+		return -ENOENT;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		pr_err("output directory %s is not writable", dir);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Bad input is an error before any QEMU starts, with one line. */
+static int check_input(void)
+{
+	if (env.outdir && check_outdir(env.outdir))
+		return -EINVAL;
+	if (env.top && !isatty(STDOUT_FILENO)) {
+		pr_err("--top needs a terminal on standard output");
+		return -EINVAL;
+	}
+	if (check_profile_paths())
+		return -EINVAL;
+	for (int i = 0; i < env.nguest_elves; i++)
+		if (guest_check_spec(env.guest_elves[i], false))
+			return -EINVAL;
+	for (int i = 0; i < env.nguest_syms; i++)
+		if (guest_check_spec(env.guest_syms[i], true))
+			return -EINVAL;
+	return check_privileges();
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = doc,
+		.args_doc = NULL,
+	};
+	char *outdir = NULL;
+	int code;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
+		return 2;
+	if (!env.perfmap && !env.jitdump && !env.uftrace && !env.profile)
+		env.perfmap = true;
+	elf_version(EV_CURRENT);
+	if (check_input())
+		return 1;
+	if (env.outdir)
+		env.outdir = outdir = realpath(env.outdir, NULL);
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+	code = engine_run(&env, &exiting);
+	/*
+	 * The ELF/DWARF cache and the interned names stay reachable from
+	 * globals: freeing libdw's line tables takes longer than exiting.
+	 */
+	free(env.qemus);
+	free(env.guest_elves);
+	free(env.guest_syms);
+	free(env.prof.files);
+	free(outdir);
+	return code;
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "naming/codemap.h"
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const char *name,
+		      uint64_t guest, bool tb_end)
+{
+	if (!size)
+		return; /* perf never matches an empty symbol */
+	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
+	m->v[m->n++] = (struct code_range){host, size, tb_end, ++m->seq, name, guest};
+	m->live = false;
+}
+
+void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name)
+{
+	codemap_add_insn(m, host, size, name, 0, false);
+}
+
+const struct code_range *codemap_find(struct codemap *m, uint64_t host)
+{
+	size_t i;
+
+	if (!m->live) {
+		codemap_live(m);
+		m->live = true;
+	}
+	i = count_le(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host), host);
+	if (i && host < m->v[i - 1].host + m->v[i - 1].size)
+		return &m->v[i - 1];
+	return NULL;
+}
+
+void codemap_flush(struct codemap *m)
+{
+	m->n = 0;
+	m->checked = 0;
+	m->live = false;
+}
+
+void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
+{
+	m->prologue = (struct code_range){host, size, false, 0, "qemu-tcg-prologue", 0};
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return x->seq < y->seq ? 1 : -1; /* newest first */
+}
+
+/*
+ * Are the ranges in increasing order, none overlapping the next?  Only
+ * those added since the last check are looked at.
+ */
+static bool ordered(struct codemap *m)
+{
+	for (size_t i = m->checked ? m->checked : 1; i < m->n; i++)
+		if (m->v[i].host < m->v[i - 1].host + m->v[i - 1].size)
+			return false;
+	m->checked = m->n;
+	return true;
+}
+
+size_t codemap_live(struct codemap *m)
+{
+	size_t i, j;
+	bool changed;
+
+	/*
+	 * QEMU hands out code space in increasing order, so between flushes
+	 * the ranges of one translating thread usually arrive sorted: then
+	 * the prologue only has to go in its place.
+	 */
+	if (ordered(m)) {
+		if (!m->prologue.size)
+			return m->n;
+		i = count_le(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host),
+			     m->prologue.host);
+		if ((!i || m->v[i - 1].host + m->v[i - 1].size <= m->prologue.host) &&
+		    (i == m->n || m->prologue.host + m->prologue.size <= m->v[i].host)) {
+			grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
+			memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
+			m->v[i] = m->prologue;
+			m->checked = ++m->n;
+			return m->n;
+		}
+	}
+	if (m->prologue.size)
+		codemap_add(m, m->prologue.host, m->prologue.size, m->prologue.name);
+	/*
+	 * Overlaps only arise when code was reused without a flush we saw;
+	 * keep the newest range at each address, then drop any older range
+	 * that a newer neighbour overlaps.
+	 */
+	do {
+		changed = false;
+		qsort(m->v, m->n, sizeof(*m->v), cmp_range);
+		for (i = j = 0; i < m->n; i++) {
+			if (j && m->v[i].host < m->v[j - 1].host + m->v[j - 1].size) {
+				changed = true;
+				if (m->v[i].seq > m->v[j - 1].seq)
+					m->v[j - 1] = m->v[i];
+				continue;
+			}
+			m->v[j++] = m->v[i];
+		}
+		m->n = j;
+	} while (changed);
+	m->checked = m->n;
+	return m->n;
+}
+
+void codemap_free(struct codemap *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+static char **itab;
+static size_t icap, icount;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+const char *intern(const char *s)
+{
+	size_t i;
+
+	if (icount * 2 >= icap) {
+		size_t ncap = icap ? icap * 2 : 1024;
+		char **n = xcalloc(ncap, sizeof(*n));
+
+		for (i = 0; i < icap; i++) {
+			size_t k;
+
+			if (!itab[i])
+				continue;
+			for (k = hash_str(itab[i]) & (ncap - 1); n[k]; k = (k + 1) & (ncap - 1))
+				;
+			n[k] = itab[i];
+		}
+		free(itab);
+		itab = n;
+		icap = ncap;
+	}
+	for (i = hash_str(s) & (icap - 1); itab[i]; i = (i + 1) & (icap - 1))
+		if (!strcmp(itab[i], s))
+			return itab[i];
+	itab[i] = xstrdup(s);
+	icount++;
+	return itab[i];
+}
+
+const char *internf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return intern(buf);
+}
+
+void codemap_copy(struct codemap *dst, const struct codemap *src)
+{
+	codemap_free(dst);
+	*dst = *src;
+	dst->v = NULL;
+	dst->cap = 0;
+	if (src->n) {
+		dst->v = xmalloc(src->n * sizeof(*dst->v));
+		memcpy(dst->v, src->v, src->n * sizeof(*dst->v));
+		dst->cap = src->n;
+	}
+}

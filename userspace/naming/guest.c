@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "naming/guest.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A page that /proc/PID/maps did not cover is not looked up again soon. */
+#define MISS_RETRY_NS 1000000000ull
+#define MISS_SLOTS    1024
+
+void guest_init(struct guest *g, pid_t pid)
+{
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->miss_pages = xcalloc(MISS_SLOTS, sizeof(*g->miss_pages));
+	g->miss_time = xcalloc(MISS_SLOTS, sizeof(*g->miss_time));
+}
+
+void guest_free(struct guest *g)
+{
+	for (size_t i = 0; i < g->nimgs; i++)
+		free(g->imgs[i].path);
+	free(g->imgs);
+	free(g->miss_pages);
+	free(g->miss_time);
+	free(g->seen);
+}
+
+void guest_set_base(struct guest *g, uint64_t base)
+{
+	g->base = base;
+	g->base_known = true;
+}
+
+static const struct guest_image *find(const struct guest *g, uint64_t pc)
+{
+	size_t lo = count_le(g->imgs, g->nimgs, sizeof(*g->imgs),
+			     offsetof(struct guest_image, start), pc);
+
+	if (lo && pc < g->imgs[lo - 1].end)
+		return &g->imgs[lo - 1];
+	return NULL;
+}
+
+static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
+		uint64_t start, uint64_t end, bool user)
+{
+	struct guest_image img;
+	size_t i, j;
+
+	if (end <= start)
+		return;
+	for (i = 0; i < g->nimgs; i++) {
+		bool overlap = g->imgs[i].start < end && start < g->imgs[i].end;
+
+		/* Already known as it is (the handshake reports images
+		 * again), or covered by what the user said? */
+		if ((overlap && g->imgs[i].user && !user) ||
+		    (g->imgs[i].start == start && g->imgs[i].end == end &&
+		     g->imgs[i].bias == bias && !strcmp(g->imgs[i].path, path)))
+			return;
+	}
+	img = (struct guest_image){
+		.start = start,
+		.end = end,
+		.bias = bias,
+		.elf = elf,
+		.path = xstrdup(path),
+		.user = user,
+	};
+	/* A new mapping replaces whatever it overlaps. */
+	for (i = j = 0; i < g->nimgs; i++) {
+		if (g->imgs[i].start < end && start < g->imgs[i].end)
+			free(g->imgs[i].path);
+		else
+			g->imgs[j++] = g->imgs[i];
+	}
+	g->nimgs = j;
+	grow(&g->imgs, &g->cap, g->nimgs + 1, sizeof(*g->imgs));
+	for (i = g->nimgs; i > 0 && g->imgs[i - 1].start > start; i--)
+		g->imgs[i] = g->imgs[i - 1];
+	g->imgs[i] = img;
+	g->nimgs++;
+	g->version++;
+	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path, start,
+	       end, bias, img.elf ? "" : " (no symbols)");
+}
+
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+		     bool user)
+{
+	add(g, path, path[0] == '/' ? elf_file_get(path) : NULL, bias, start, end, user);
+}
+
+/*
+ * OPT PATH[:BIAS]: the file (ELF, or symbol map if MAP), loaded, and BIAS;
+ * NULL with the reason printed for bad input.
+ */
+static struct elf_file *parse_spec(const char *opt, const char *spec, bool map, uint64_t *bias)
+{
+	char *path = xstrdup(spec), *colon = strrchr(path, ':'), *end, why[128];
+	struct elf_file *e;
+
+	*bias = 0;
+	if (colon) {
+		errno = 0;
+		*bias = strtoull(colon + 1, &end, 0);
+		if (errno || end == colon + 1 || *end) {
+			pr_err("%s %s: bias '%s' is not a number", opt, spec, colon + 1);
+			free(path);
+			return NULL;
+		}
+		*colon = 0;
+	}
+	e = map ? symbol_map_get(path, why, sizeof(why)) : elf_file_get(path);
+	if (!e)
+		pr_err("%s %s: %s", opt, path, map ? why : "not a readable ELF file");
+	free(path);
+	return e;
+}
+
+int guest_check_spec(const char *spec, bool map)
+{
+	uint64_t bias;
+
+	return parse_spec(map ? "--guest-symbols" : "--guest-elf", spec, map, &bias) ? 0 : -EINVAL;
+}
+
+/* Add file E as PATH with BIAS, over the range of its addresses. */
+static void add_file(struct guest *g, const char *path, struct elf_file *e, uint64_t bias,
+		     bool user)
+{
+	uint64_t lo, hi;
+
+	elf_file_range(e, &lo, &hi);
+	add(g, path, e, bias, lo + bias, hi + bias, user);
+}
+
+static int add_spec(struct guest *g, const char *opt, const char *spec, bool map)
+{
+	uint64_t bias;
+	struct elf_file *e = parse_spec(opt, spec, map, &bias);
+
+	if (!e)
+		return -EINVAL;
+	add_file(g, elf_file_path(e), e, bias, true);
+	return 0;
+}
+
+int guest_add_elf_spec(struct guest *g, const char *spec)
+{
+	return add_spec(g, "--guest-elf", spec, false);
+}
+
+int guest_add_symbols_spec(struct guest *g, const char *spec)
+{
+	return add_spec(g, "--guest-symbols", spec, true);
+}
+
+void guest_add_loaded(struct guest *g, const char *path)
+{
+	struct elf_file *e = path[0] == '/' ? elf_file_get(path) : NULL;
+
+	if (e)
+		add_file(g, path, e, 0, false);
+}
+
+struct maps_pc {
+	struct guest *g;
+	uint64_t host;
+};
+
+/* The file mapping that holds the host address: add its image. */
+static bool image_at(const struct map_entry *m, void *ctx)
+{
+	struct maps_pc *q = ctx;
+	struct guest *g = q->g;
+	const struct load_seg *seg;
+	struct elf_file *e;
+	uint64_t lo, hi, bias;
+
+	if (q->host < m->start || q->host >= m->end)
+		return false;
+	e = m->path[0] == '/' ? elf_file_get(m->path) : NULL;
+	seg = e ? elf_file_seg_at_offset(e, m->offset) : NULL;
+	if (seg) {
+		bias = m->start - g->base - m->offset - seg->vaddr + seg->offset;
+		elf_file_range(e, &lo, &hi);
+		guest_add_image(g, m->path, bias, lo + bias, hi + bias, false);
+	}
+	return true;
+}
+
+/* Look for the file mapping that holds guest address PC in QEMU's maps. */
+static void scan_maps(struct guest *g, uint64_t pc)
+{
+	struct maps_pc q = {g, pc + g->base};
+
+	g->maps_scans++;
+	maps_find(g->pid, image_at, &q);
+}
+
+static bool image_any(const struct map_entry *m, void *ctx)
+{
+	struct maps_pc q = {ctx, m->start};
+
+	image_at(m, &q);
+	return false;
+}
+
+void guest_add_mapped(struct guest *g)
+{
+	g->maps_scans++;
+	maps_find(g->pid, image_any, g);
+}
+
+void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
+{
+	const struct guest_image *img = find(g, pc);
+	const struct sym *s;
+
+	memset(loc, 0, sizeof(*loc));
+	if (!img && g->pid && g->base_known) {
+		uint64_t page = pc >> 12, now = mono_ns();
+		size_t slot = (page * 0x9e3779b97f4a7c15ull) >> 54;
+
+		if (g->miss_pages[slot] != page + 1 || now - g->miss_time[slot] > MISS_RETRY_NS) {
+			scan_maps(g, pc);
+			img = find(g, pc);
+			if (!img) {
+				g->miss_pages[slot] = page + 1;
+				g->miss_time[slot] = now;
+			}
+		}
+	}
+	if (!img)
+		return;
+	loc->img = img;
+	loc->link = pc - img->bias;
+	if (!img->elf)
+		return;
+	s = elf_file_sym(img->elf, loc->link);
+	if (!s)
+		return;
+	loc->name = s->name;
+	loc->sym_start = s->addr + img->bias;
+}
+
+void guest_see(struct guest *g, uint64_t addr)
+{
+	uint64_t *recent = &g->recent[(addr >> 2) & 255], key = addr | 1;
+	struct guest_loc loc;
+	size_t i;
+
+	if (*recent == key)
+		return;
+	*recent = key;
+	if (g->nseen * 2 >= g->seen_cap) {
+		size_t cap = g->seen_cap ? g->seen_cap * 2 : 4096;
+		uint64_t *t = xcalloc(cap, sizeof(*t));
+
+		for (i = 0; i < g->seen_cap; i++) {
+			size_t k;
+
+			if (!g->seen[i])
+				continue;
+			for (k = (g->seen[i] * 0x9e3779b97f4a7c15ull) & (cap - 1); t[k];
+			     k = (k + 1) & (cap - 1))
+				;
+			t[k] = g->seen[i];
+		}
+		free(g->seen);
+		g->seen = t;
+		g->seen_cap = cap;
+	}
+	for (i = (key * 0x9e3779b97f4a7c15ull) & (g->seen_cap - 1); g->seen[i];
+	     i = (i + 1) & (g->seen_cap - 1))
+		if (g->seen[i] == key)
+			return;
+	g->seen[i] = key;
+	g->nseen++;
+	guest_lookup(g, addr, &loc);
+}
+
+void guest_copy(struct guest *dst, const struct guest *src)
+{
+	for (size_t i = 0; i < src->nimgs; i++) {
+		const struct guest_image *img = &src->imgs[i];
+
+		guest_add_image(dst, img->path, img->bias, img->start, img->end, img->user);
+	}
+	if (src->base_known)
+		guest_set_base(dst, src->base);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The guest's address space, as far as symbols go: which ELF image covers
+ * a guest address, and with what load bias.  Images come from QEMU's
+ * image probe (executable, interpreter; in system mode, ELF files QEMU
+ * loads), from --guest-elf and --guest-symbols, and, for the
+ * libraries the guest's own loader maps, from QEMU's /proc/PID/maps, where
+ * they appear at guest_base + guest address.
+ */
+#ifndef QJ_GUEST_H
+#define QJ_GUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "naming/symbols.h"
+
+struct guest_image {
+	uint64_t start, end;  /* guest addresses, end exclusive */
+	uint64_t bias;	      /* guest address = link address + bias */
+	struct elf_file *elf; /* NULL: not a readable ELF file */
+	char *path;
+	bool user; /* from --guest-elf: wins over what QEMU reports */
+};
+
+struct guest {
+	pid_t pid;     /* QEMU process, 0 when there is none to read */
+	uint64_t base; /* guest_base */
+	bool base_known;
+	struct guest_image *imgs; /* sorted by start, disjoint */
+	size_t nimgs, cap;
+	uint64_t *miss_pages; /* pages /proc/PID/maps did not cover */
+	uint64_t *miss_time;
+	size_t nmiss;
+	unsigned long maps_scans;
+	unsigned int version; /* changes whenever imgs does */
+	/* guest_see(): addresses looked up already (open addressing), with
+	 * a direct-mapped cache in front. */
+	uint64_t *seen;
+	size_t nseen, seen_cap;
+	uint64_t recent[256];
+};
+
+/* What a guest address is. */
+struct guest_loc {
+	const char *name;   /* function, or NULL when unknown */
+	uint64_t sym_start; /* guest address of the function */
+	const struct guest_image *img;
+	uint64_t link; /* link address within img */
+};
+
+void guest_init(struct guest *g, pid_t pid);
+void guest_free(struct guest *g);
+void guest_set_base(struct guest *g, uint64_t base);
+void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+		     bool user);
+/* --guest-elf PATH[:BIAS]; -EINVAL with a message for bad input. */
+int guest_add_elf_spec(struct guest *g, const char *spec);
+/* --guest-symbols FILE[:BIAS], a System.map or kallsyms copy; the same. */
+int guest_add_symbols_spec(struct guest *g, const char *spec);
+/* Is SPEC (of --guest-symbols if MAP, else --guest-elf) good?  The file
+ * stays loaded.  -EINVAL with a message if not. */
+int guest_check_spec(const char *spec, bool map);
+/*
+ * System mode: an ELF file QEMU loaded into guest memory.  Its code runs
+ * at its link addresses (QEMU never relocates it), which are what the
+ * guest pcs of TBs are: virtual addresses.
+ */
+void guest_add_loaded(struct guest *g, const char *path);
+void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
+/* Add the image of every ELF file mapping in the process's maps, now. */
+void guest_add_mapped(struct guest *g);
+/*
+ * Make sure the image of ADDR is known by the time names are written:
+ * libraries the guest maps itself are found in QEMU's /proc/PID/maps,
+ * which is gone once QEMU exits.  Each address is looked up once.
+ */
+void guest_see(struct guest *g, uint64_t addr);
+/* DST, new, gets SRC's images and guest_base (a forked process). */
+void guest_copy(struct guest *dst, const struct guest *src);
+
+#endif

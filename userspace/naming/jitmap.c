@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "naming/jitmap.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A batch of TB reports whose parts are still arriving. */
+struct partial {
+	uint64_t batch;
+	uint32_t got;	/* bytes received */
+	uint32_t total; /* bytes in the batch */
+	uint32_t count; /* TB records in the batch */
+	struct partial *next;
+	uint8_t data[QJ_TBS_MAX_BATCH];
+};
+
+/* Batches whose last part never came (ring buffer full) are dropped when
+ * this many newer ones are pending. */
+#define MAX_PARTIALS 64
+
+/* QEMU's JitTbRecord (accel/tcg/jit-tbs.h). */
+struct tb_record {
+	uint64_t ts;
+	uint64_t pc;
+	uint64_t host;
+	uint32_t size;
+	uint16_t icount;
+	uint16_t pad;
+	uint32_t len;
+	uint32_t pad2;
+};
+
+void jitmap_init(struct jitmap *m, pid_t pid, bool perfmap_insn, bool keep_insns)
+{
+	memset(m, 0, sizeof(*m));
+	m->perfmap_insn = perfmap_insn;
+	m->keep_insns = keep_insns;
+	m->page_bits = 12;
+	guest_init(&m->guest, pid);
+}
+
+static struct partial *get_partial(struct jitmap *m, uint64_t batch)
+{
+	struct partial **pp, *p;
+	size_t n = 0;
+
+	for (pp = &m->partials; *pp; pp = &(*pp)->next, n++)
+		if ((*pp)->batch == batch)
+			return *pp;
+	if (n >= MAX_PARTIALS) {
+		/* The oldest, at the end, lost a part: drop it. */
+		for (pp = &m->partials; (*pp)->next; pp = &(*pp)->next)
+			;
+		p = *pp;
+		*pp = NULL;
+		m->tbs_incomplete += p->count;
+	} else if (m->free_partials) {
+		p = m->free_partials;
+		m->free_partials = p->next;
+	} else {
+		p = xmalloc(sizeof(*p));
+	}
+	p->batch = batch;
+	p->got = 0;
+	p->next = m->partials;
+	m->partials = p;
+	return p;
+}
+
+static void put_partial(struct jitmap *m, struct partial *p)
+{
+	struct partial **pp;
+
+	for (pp = &m->partials; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	p->next = m->free_partials;
+	m->free_partials = p;
+}
+
+/* Per-insn state of the TB being processed. */
+static uint64_t gpc[QJ_TB_MAX_INSNS];
+static uint32_t ins_start[QJ_TB_MAX_INSNS + 1];
+static struct guest_loc locs[QJ_TB_MAX_INSNS];
+
+static const char *run_name(const struct guest_loc *loc, uint64_t pc)
+{
+	return loc->name ? loc->name : internf("guest-0x%" PRIx64, pc);
+}
+
+/* One TB: name each run of instructions of one guest function. */
+static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t tid,
+		       const uint64_t *pcs, const uint16_t *end_off, const uint8_t *code,
+		       jit_run_fn fn, void *ctx)
+{
+	uint32_t n = tb->icount, page = 1u << m->page_bits;
+	bool pcrel;
+
+	m->tbs++;
+	if (m->flush_pending) {
+		codemap_flush(&m->code);
+		codemap_flush(&m->insns);
+		m->flush_pending = false;
+	}
+	/* Guest pc and host range of each instruction. */
+	ins_start[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		gpc[i] = pcs[i];
+		ins_start[i + 1] = end_off[i] > tb->size ? tb->size : end_off[i];
+		if (ins_start[i + 1] < ins_start[i])
+			ins_start[i + 1] = ins_start[i];
+	}
+	ins_start[n] = tb->size; /* slow paths and pool go with the last insn */
+	/* Under CF_PCREL word 0 is the offset in the page (probes.md). */
+	pcrel = gpc[0] != tb->pc && gpc[0] == (tb->pc & (page - 1));
+	if (pcrel) {
+		uint64_t base = tb->pc & ~(uint64_t)(page - 1);
+
+		for (uint32_t i = 0; i < n; i++) {
+			if (i && gpc[i] < (gpc[i - 1] & (page - 1)))
+				base += page;
+			gpc[i] = base + gpc[i];
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		guest_lookup(&m->guest, gpc[i], &locs[i]);
+	if (m->keep_insns)
+		for (uint32_t i = 0; i < n; i++)
+			codemap_add_insn(&m->insns, tb->host + ins_start[i],
+					 ins_start[i + 1] - ins_start[i], NULL, gpc[i], i == n - 1);
+
+	if (m->perfmap_insn) {
+		for (uint32_t i = 0; i < n; i++) {
+			const char *name = locs[i].name ? internf("%s+0x%" PRIx64, locs[i].name,
+								  gpc[i] - locs[i].sym_start)
+							: internf("guest-0x%" PRIx64, gpc[i]);
+
+			codemap_add(&m->code, tb->host + ins_start[i],
+				    ins_start[i + 1] - ins_start[i], name);
+		}
+	}
+	/* Runs of instructions of one function. */
+	for (uint32_t first = 0, i = 1; i <= n; i++) {
+		uint32_t from = ins_start[first], to = ins_start[i];
+		const char *name;
+
+		if (i < n && locs[i].name == locs[first].name &&
+		    (locs[i].name || locs[i].img == locs[first].img))
+			continue;
+		name = run_name(&locs[first], gpc[first]);
+		if (!m->perfmap_insn)
+			codemap_add(&m->code, tb->host + from, to - from, name);
+		if (fn) {
+			struct jit_run run = {
+				.ts = tb->ts,
+				.tid = tid,
+				.host = tb->host + from,
+				.code = code + from,
+				.size = to - from,
+				.name = name,
+				.n = i - first,
+				.insn_off = &ins_start[first],
+				.locs = &locs[first],
+			};
+
+			fn(ctx, &run);
+		}
+		first = i;
+	}
+}
+
+/* A complete batch: a sequence of records (struct tb_record + tables + code). */
+static void process_batch(struct jitmap *m, const uint8_t *data, uint32_t total, uint32_t tid,
+			  jit_run_fn fn, void *ctx)
+{
+	uint32_t off = 0;
+
+	while (off + sizeof(struct tb_record) <= total) {
+		struct tb_record tb;
+		uint32_t n, offs;
+
+		memcpy(&tb, data + off, sizeof(tb));
+		n = tb.icount;
+		offs = (n * 2 + 7) & ~7u;
+		if (!n || n > QJ_TB_MAX_INSNS || tb.size > QJ_TB_MAX_CODE || tb.len % 8 ||
+		    tb.len != sizeof(tb) + n * 8 + offs + ((tb.size + 7) & ~7u) ||
+		    tb.len > total - off) {
+			pr_warn("malformed TB report in a batch from QEMU");
+			m->tbs_incomplete++;
+			return;
+		}
+		/* The record is 8-byte aligned in the batch, and so are its parts. */
+		process_tb(m, &tb, tid, (const uint64_t *)(data + off + sizeof(tb)),
+			   (const uint16_t *)(data + off + sizeof(tb) + n * 8),
+			   data + off + sizeof(tb) + n * 8 + offs, fn, ctx);
+		off += tb.len;
+	}
+}
+
+void jitmap_tbs(struct jitmap *m, const struct qj_tbs *r, jit_run_fn fn, void *ctx)
+{
+	struct partial *p;
+
+	if (!m->layout_known) {
+		/* Before the prologue (and page size) was reported. */
+		m->tbs_early += r->count;
+		return;
+	}
+	if (r->total > QJ_TBS_MAX_BATCH || r->len > QJ_TBS_CHUNK || r->off + r->len > r->total)
+		return;
+	if (r->off == 0 && r->len == r->total) {
+		/* A batch in one part: no copy. */
+		process_batch(m, r->data, r->total, r->hdr.tid, fn, ctx);
+		return;
+	}
+	p = get_partial(m, r->batch);
+	p->total = r->total;
+	p->count = r->count;
+	memcpy(p->data + r->off, r->data, r->len);
+	p->got += r->len;
+	if (p->got == p->total) {
+		process_batch(m, p->data, p->total, r->hdr.tid, fn, ctx);
+		put_partial(m, p);
+	}
+}
+
+void jitmap_prologue(struct jitmap *m, const struct qj_prologue *r)
+{
+	m->page_bits = r->page_bits > 0 && r->page_bits < 31 ? r->page_bits : 12;
+	m->layout_known = true;
+	codemap_set_prologue(&m->code, r->host, r->size);
+}
+
+void jitmap_flush(struct jitmap *m)
+{
+	m->flushes++;
+	/* QEMU also flushes right before it exits: keep the last
+	 * generation of code unless new code replaces it. */
+	m->flush_pending = true;
+}
+
+void jitmap_image(struct jitmap *m, const struct qj_image *r)
+{
+	char path[QJ_PATH_MAX + 1];
+
+	memcpy(path, r->path, QJ_PATH_MAX);
+	path[QJ_PATH_MAX] = 0;
+	if (r->hdr.type == QJ_EV_LOADED_ELF) {
+		guest_add_loaded(&m->guest, path);
+		return;
+	}
+	if (!m->exe_path && path[0] == '/')
+		m->exe_path = xstrdup(path);
+	guest_add_image(&m->guest, path, r->bias, r->start, r->end + 1, false);
+}
+
+void jitmap_fork(struct jitmap *child, const struct jitmap *parent)
+{
+	guest_copy(&child->guest, &parent->guest);
+	codemap_copy(&child->code, &parent->code);
+	codemap_copy(&child->insns, &parent->insns);
+	if (parent->exe_path && !child->exe_path)
+		child->exe_path = xstrdup(parent->exe_path);
+	child->page_bits = parent->page_bits;
+	child->layout_known = parent->layout_known;
+	child->flush_pending = parent->flush_pending;
+}
+
+void jitmap_free(struct jitmap *m)
+{
+	struct partial *p;
+
+	while ((p = m->partials)) {
+		m->partials = p->next;
+		free(p);
+	}
+	while ((p = m->free_partials)) {
+		m->free_partials = p->next;
+		free(p);
+	}
+	guest_free(&m->guest);
+	codemap_free(&m->code);
+	codemap_free(&m->insns);
+	free(m->exe_path);
+}

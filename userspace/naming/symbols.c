@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "naming/symbols.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct elf_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct sym *syms;
+	size_t nsyms;
+	char *names; /* one block holding every name */
+	struct load_seg *segs;
+	size_t nsegs;
+	uint64_t lo, hi;
+	/* Source lines, opened on first use. */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwfl_tried;
+	uint16_t machine;
+	unsigned char build_id[64];
+	size_t build_id_len;
+	struct elf_file *next;
+};
+
+/* The cache, kept for the life of the process (freeing libdw state at exit
+ * would only slow the exit down). */
+static struct elf_file *files;
+
+struct raw_sym {
+	uint64_t addr, size;
+	uint64_t limit; /* end of its section: a size-less symbol stops there */
+	int rank;	/* prefer GLOBAL over WEAK over LOCAL at one address */
+	size_t name_off;
+};
+
+struct sym_builder {
+	struct raw_sym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+/* End address of section NDX, or 0 when unknown. */
+static uint64_t section_end(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
+static bool in_code(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* Add R, named NAME (LEN bytes, not terminated). */
+static void add_sym(struct sym_builder *b, const char *name, size_t len, struct raw_sym r)
+{
+	grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+	grow(&b->names, &b->names_cap, b->names_len + len + 1, 1);
+	memcpy(b->names + b->names_len, name, len);
+	b->names[b->names_len + len] = 0;
+	r.name_off = b->names_len;
+	b->v[b->n++] = r;
+	b->names_len += len + 1;
+}
+
+static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	count = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if (!s.st_value || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+			continue;
+		/* Functions, and labels in code that stand for them (glibc's
+		 * __wrap_main), but not ARM's $x/$d mapping symbols. */
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    (type != STT_NOTYPE || !in_code(elf, s.st_shndx)))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name || name[0] == '$')
+			continue;
+		add_sym(b, name, strlen(name),
+			(struct raw_sym){
+				.addr = s.st_value,
+				.size = s.st_size,
+				.limit = section_end(elf, s.st_shndx),
+				.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
+					: GELF_ST_BIND(s.st_info) == STB_WEAK ? 1
+									      : 2,
+			});
+	}
+}
+
+/* Read the function symbols of one ELF; returns true if it had .symtab. */
+static bool read_syms(struct sym_builder *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL;
+	bool symtab = false;
+	GElf_Shdr sh, dsh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			add_syms(b, elf, scn, &sh);
+			symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			dsh = sh;
+		}
+	}
+	if (dynsym)
+		add_syms(b, elf, dynsym, &dsh);
+	return symtab;
+}
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static void finish_syms(struct elf_file *e, struct sym_builder *b)
+{
+	uint64_t *limits = NULL;
+	size_t n = 0;
+
+	qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
+	e->names = b->names;
+	e->syms = xcalloc(b->n, sizeof(*e->syms));
+	for (size_t i = 0; i < b->n; i++) {
+		if (n && e->syms[n - 1].addr == b->v[i].addr)
+			continue; /* the best name for this address came first */
+		e->syms[n] = (struct sym){
+			.addr = b->v[i].addr,
+			.size = b->v[i].size,
+			.name = (const char *)b->v[i].name_off,
+		};
+		limits = xrealloc(limits, (n + 1) * sizeof(*limits));
+		limits[n++] = b->v[i].limit;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end;
+
+		e->syms[i].name = e->names + (size_t)e->syms[i].name;
+		if (e->syms[i].size)
+			continue;
+		/* Assembly functions often have no size: up to the next one,
+		 * within their section. */
+		end = i + 1 < n ? e->syms[i + 1].addr : e->syms[i].addr + 16;
+		if (limits[i] > e->syms[i].addr && limits[i] < end)
+			end = limits[i];
+		e->syms[i].size = end > e->syms[i].addr ? end - e->syms[i].addr : 1;
+	}
+	free(limits);
+	e->nsyms = n;
+	free(b->v);
+}
+
+static void read_segs(struct elf_file *e, Elf *elf)
+{
+	size_t phnum;
+
+	e->lo = UINT64_MAX;
+	if (elf_getphdrnum(elf, &phnum))
+		return;
+	e->segs = xcalloc(phnum, sizeof(*e->segs));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nsegs++] =
+			(struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
+		if (ph.p_vaddr < e->lo)
+			e->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > e->hi)
+			e->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (e->lo == UINT64_MAX)
+		e->lo = 0;
+}
+
+bool elf_find_note(Elf *elf, const char *name, uint32_t type,
+		   bool (*fn)(const void *desc, size_t size, void *ctx), void *ctx)
+{
+	size_t namesz = strlen(name) + 1;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t off = 0, name_off, desc_off;
+		Elf_Data *d;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)))
+			if (nh.n_type == type && nh.n_namesz == namesz &&
+			    !memcmp((char *)d->d_buf + name_off, name, namesz) &&
+			    fn((char *)d->d_buf + desc_off, nh.n_descsz, ctx))
+				return true;
+	}
+	return false;
+}
+
+/* Is there a debug file for this build-id?  Its path goes to *ctx. */
+static bool debug_file_by_build_id(const void *desc, size_t size, void *ctx)
+{
+	const unsigned char *id = desc;
+	char hex[2 * 64 + 1], *cand;
+
+	if (size < 2 || size > 64)
+		return false;
+	for (size_t i = 0; i < size; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (access(cand, R_OK)) {
+		free(cand);
+		return false;
+	}
+	*(char **)ctx = cand;
+	return true;
+}
+
+/* Separate debug file of ELF at PATH, by build-id then .gnu_debuglink. */
+static char *find_debug_file(Elf *elf, const char *path)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	char *cand = NULL;
+
+	if (elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, debug_file_by_build_id, &cand))
+		return cand;
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t shstrndx;
+		const char *name;
+		Elf_Data *d;
+		char *dir, *real;
+
+		if (elf_getshdrstrndx(elf, &shstrndx) || !gelf_getshdr(scn, &sh))
+			break;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+			break;
+		real = realpath(path, NULL);
+		if (!real)
+			break;
+		dir = dirname(real);
+		const char *fmts[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			cand = xasprintf(fmts[i], dir, (char *)d->d_buf);
+			if (strcmp(cand, path) && !access(cand, R_OK)) {
+				free(real);
+				return cand;
+			}
+			free(cand);
+		}
+		free(real);
+		break;
+	}
+	return NULL;
+}
+
+static bool copy_build_id(const void *desc, size_t size, void *ctx)
+{
+	struct elf_file *e = ctx;
+
+	if (!size || size > sizeof(e->build_id))
+		return false;
+	memcpy(e->build_id, desc, size);
+	e->build_id_len = size;
+	return true;
+}
+
+static struct elf_file *load(const char *path, const struct stat *st)
+{
+	struct sym_builder b = {0};
+	struct elf_file *e;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_dbg("cannot open %s: %m", path);
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		pr_dbg("%s is not an ELF file", path);
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(path);
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	read_segs(e, elf);
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(elf, &eh))
+			e->machine = eh.e_machine;
+	}
+	elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, copy_build_id, e);
+	if (!read_syms(&b, elf)) {
+		char *dbg = find_debug_file(elf, path);
+
+		if (dbg) {
+			int dfd = open(dbg, O_RDONLY | O_CLOEXEC);
+			Elf *delf = dfd < 0 ? NULL : elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+
+			if (delf) {
+				read_syms(&b, delf);
+				elf_end(delf);
+			}
+			if (dfd >= 0)
+				close(dfd);
+			pr_dbg("%s: symbols from %s", path, dbg);
+			free(dbg);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	finish_syms(e, &b);
+	pr_dbg("%s: %zu functions", path, e->nsyms);
+	return e;
+}
+
+/* The file of ST in the cache, or NULL. */
+static struct elf_file *cached(const struct stat *st)
+{
+	for (struct elf_file *e = files; e; e = e->next)
+		if (e->dev == st->st_dev && e->ino == st->st_ino)
+			return e;
+	return NULL;
+}
+
+struct elf_file *elf_file_get(const char *path)
+{
+	struct elf_file *e;
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	e = cached(&st);
+	if (e)
+		return e;
+	e = load(path, &st);
+	if (e) {
+		e->next = files;
+		files = e;
+	}
+	return e;
+}
+
+/*
+ * One "ADDRESS TYPE NAME [MODULE]" line of a System.map or kallsyms file:
+ * add it if it is code (t, T, w, W); false if it is not such a line.
+ */
+static bool map_line(struct sym_builder *b, const char *line)
+{
+	const char *p = line, *name;
+	uint64_t addr;
+	char *end;
+	int type;
+
+	errno = 0;
+	addr = strtoull(p, &end, 16);
+	if (errno || end == p || *end != ' ')
+		return false;
+	p = end + 1;
+	type = *p;
+	if (!type || p[1] != ' ')
+		return false;
+	name = p + 2;
+	if (!*name || *name == ' ' || *name == '\n')
+		return false;
+	if (strchr("tTwW", type) && addr)
+		add_sym(b, name, strcspn(name, " \t\n"),
+			(struct raw_sym){.addr = addr,
+					 .rank = type == 'T'   ? 0
+						 : type == 'W' ? 1
+							       : 2});
+	return true;
+}
+
+struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
+{
+	struct sym_builder b = {0};
+	struct elf_file *e;
+	size_t cap = 0, lineno = 0;
+	char *line = NULL;
+	bool bad = false;
+	struct stat st;
+	FILE *f;
+
+	if (stat(path, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a regular file");
+		return NULL;
+	}
+	e = cached(&st);
+	if (e)
+		return e;
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(why, len, "%s", strerror(errno));
+		return NULL;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		if (!map_line(&b, line)) {
+			snprintf(why, len, "line %zu is not a System.map or kallsyms line", lineno);
+			bad = true;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (bad || !b.n) {
+		if (!bad)
+			snprintf(why, len, "%s",
+				 lineno ? "no code symbols (types t, T, w, W)" : "empty");
+		free(b.v);
+		free(b.names);
+		return NULL;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(path);
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->dwfl_tried = true; /* no DWARF: names only */
+	finish_syms(e, &b);
+	e->lo = e->syms[0].addr;
+	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
+	e->next = files;
+	files = e;
+	pr_dbg("%s: %zu functions", path, e->nsyms);
+	return e;
+}
+
+const char *elf_file_path(const struct elf_file *e)
+{
+	return e->path;
+}
+
+void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
+{
+	*lo = e->lo;
+	*hi = e->hi;
+}
+
+const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)
+{
+	for (size_t i = 0; i < e->nsegs; i++) {
+		const struct load_seg *s = &e->segs[i];
+		uint64_t start = s->offset & ~0xfffull;
+
+		if (off >= start && off < s->offset + (s->filesz ? s->filesz : 1))
+			return s;
+	}
+	return NULL;
+}
+
+const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
+{
+	size_t lo = count_le(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, addr), addr);
+
+	if (!lo)
+		return NULL;
+	if (addr < e->syms[lo - 1].addr + e->syms[lo - 1].size)
+		return &e->syms[lo - 1];
+	return NULL;
+}
+
+size_t elf_file_nsyms(const struct elf_file *e)
+{
+	return e->nsyms;
+}
+
+const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i)
+{
+	return &e->syms[i];
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static Dwfl_Module *module(struct elf_file *e)
+{
+	if (!e->dwfl_tried) {
+		e->dwfl_tried = true;
+		e->dwfl = dwfl_begin(&dwfl_callbacks);
+		if (e->dwfl) {
+			e->mod = dwfl_report_offline(e->dwfl, e->path, e->path, -1);
+			dwfl_report_end(e->dwfl, NULL, NULL);
+		}
+	}
+	return e->mod;
+}
+
+bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
+{
+	Dwfl_Module *mod = module(e);
+	Dwfl_Line *l;
+	GElf_Addr bias;
+
+	if (!mod || !dwfl_module_getelf(mod, &bias))
+		return false;
+	l = dwfl_module_getsrc(mod, addr + bias);
+	if (!l)
+		return false;
+	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	return *file && *line > 0;
+}
+
+uint16_t elf_file_machine(const struct elf_file *e)
+{
+	return e->machine;
+}
+
+size_t elf_file_build_id(const struct elf_file *e, const unsigned char **id)
+{
+	*id = e->build_id;
+	return e->build_id_len;
+}
+
+/* Offset N of a location "CFA + N" as libdw spells it; false otherwise. */
+static bool cfa_offset(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (!nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 1) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	if (nops == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
+	    (ops[2].atom == DW_OP_plus || ops[2].atom == DW_OP_minus)) {
+		*off = ops[2].atom == DW_OP_plus ? (int64_t)ops[1].number : -(int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+bool elf_file_frame_rule(struct elf_file *e, uint64_t addr, int ra_reg, struct frame_rule *r)
+{
+	Dwfl_Module *mod = module(e);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	size_t nops;
+	bool ok = false;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame)) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame))
+			return false;
+	}
+	memset(r, 0, sizeof(*r));
+	r->cfa_reg = -1;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		goto out;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		r->cfa_reg = ops[0].atom - DW_OP_breg0;
+		r->cfa_off = (int64_t)ops[0].number;
+	} else if (ops[0].atom == DW_OP_bregx) {
+		r->cfa_reg = ops[0].number;
+		r->cfa_off = (int64_t)ops[0].number2;
+	}
+	if (dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops))
+		goto out;
+	if (!nops && !ops)
+		r->ra = RA_IN_REG;
+	else if (cfa_offset(ops, nops, &r->ra_off))
+		r->ra = RA_AT_CFA;
+	ok = true;
+out:
+	free(frame);
+	return ok;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pprof's profile.proto (github.com/google/pprof), gzip-compressed, as
+ * `go tool pprof`, Pyroscope and Parca read it.  The message types come
+ * from protoc-c at build time, from Debian's copy of the upstream
+ * profile.proto.  Ids are 1-based and unique, string_table[0] is "".
+ */
+#include "profiler/profile.h"
+#include "naming/codemap.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__ValueType ValueType;
+
+/* An open-addressing index of keys of up to four words, to 1-based ids. */
+struct index {
+	uint64_t (*keys)[4];
+	uint64_t *ids;
+	size_t cap, n;
+};
+
+static uint64_t key_hash(const uint64_t *k)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ k[i]) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+/* The id of KEY; *NEW says it was just given (the next one, n + 1). */
+static uint64_t index_get(struct index *x, const uint64_t *key, bool *new)
+{
+	size_t i;
+
+	if ((x->n + 1) * 2 > x->cap) {
+		struct index y = {xcalloc(x->cap ? x->cap * 2 : 256, sizeof(*y.keys)),
+				  xcalloc(x->cap ? x->cap * 2 : 256, sizeof(*y.ids)),
+				  x->cap ? x->cap * 2 : 256, x->n};
+
+		for (i = 0; i < x->cap; i++) {
+			size_t k;
+
+			if (!x->ids[i])
+				continue;
+			for (k = key_hash(x->keys[i]) & (y.cap - 1); y.ids[k];
+			     k = (k + 1) & (y.cap - 1))
+				;
+			memcpy(y.keys[k], x->keys[i], sizeof(y.keys[k]));
+			y.ids[k] = x->ids[i];
+		}
+		free(x->keys);
+		free(x->ids);
+		*x = y;
+	}
+	for (i = key_hash(key) & (x->cap - 1); x->ids[i]; i = (i + 1) & (x->cap - 1))
+		if (!memcmp(x->keys[i], key, sizeof(x->keys[i]))) {
+			*new = false;
+			return x->ids[i];
+		}
+	memcpy(x->keys[i], key, sizeof(x->keys[i]));
+	x->ids[i] = ++x->n;
+	*new = true;
+	return x->ids[i];
+}
+
+static void index_free(struct index *x)
+{
+	free(x->keys);
+	free(x->ids);
+}
+
+struct builder {
+	Profile p;
+	struct index strings, functions, locations, mappings;
+	size_t strings_cap, functions_cap, locations_cap, mappings_cap;
+};
+
+/* Index of S in the string table; S must live as long as the builder
+ * (interned, or owned by the ELF cache). */
+static int64_t str(struct builder *b, const char *s)
+{
+	uint64_t key[4] = {(uintptr_t)intern(s ? s : "")};
+	bool new;
+	uint64_t id = index_get(&b->strings, key, &new);
+
+	if (new) {
+		grow(&b->p.string_table, &b->strings_cap, id, sizeof(char *));
+		b->p.string_table[id - 1] = (char *)(uintptr_t)key[0];
+		b->p.n_string_table = id;
+	}
+	return id - 1; /* the first string, "", is at 0 */
+}
+
+static uint64_t mapping(struct builder *b, const struct frame *f)
+{
+	static const char kernel[] = "[kernel.kallsyms]";
+	uint64_t key[4] = {f->kind == FRAME_KERNEL ? 1 : (uintptr_t)f->elf, f->bias};
+	bool new;
+	uint64_t id;
+	Mapping *m;
+
+	if (f->kind != FRAME_KERNEL && !f->elf)
+		return 0;
+	id = index_get(&b->mappings, key, &new);
+	if (!new)
+		return id;
+	m = xmalloc(sizeof(*m));
+	perftools__profiles__mapping__init(m);
+	m->id = id;
+	m->has_functions = true;
+	if (f->kind == FRAME_KERNEL) {
+		m->memory_limit = UINT64_MAX;
+		m->filename = str(b, kernel);
+	} else {
+		const unsigned char *bid;
+		size_t n = elf_file_build_id(f->elf, &bid);
+		char hex[129];
+		uint64_t lo, hi;
+
+		elf_file_range(f->elf, &lo, &hi);
+		m->memory_start = lo + f->bias;
+		m->memory_limit = hi + f->bias;
+		m->filename = str(b, elf_file_path(f->elf));
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+		hex[2 * n] = 0;
+		m->build_id = str(b, hex);
+		m->has_filenames = m->has_line_numbers = true;
+	}
+	grow(&b->p.mapping, &b->mappings_cap, id, sizeof(Mapping *));
+	b->p.mapping[id - 1] = m;
+	b->p.n_mapping = id;
+	return id;
+}
+
+static uint64_t function(struct builder *b, const char *name, const char *file)
+{
+	uint64_t key[4] = {(uintptr_t)intern(name), (uintptr_t)intern(file ? file : "")};
+	bool new;
+	uint64_t id = index_get(&b->functions, key, &new);
+	Function *fn;
+
+	if (!new)
+		return id;
+	fn = xmalloc(sizeof(*fn));
+	perftools__profiles__function__init(fn);
+	fn->id = id;
+	fn->name = fn->system_name = str(b, name);
+	fn->filename = str(b, file);
+	grow(&b->p.function, &b->functions_cap, id, sizeof(Function *));
+	b->p.function[id - 1] = fn;
+	b->p.n_function = id;
+	return id;
+}
+
+/* A Location per distinct frame: its address, mapping, function and line. */
+static uint64_t location(struct builder *b, const struct frame *f)
+{
+	uint64_t key[4] = {f->kind, f->addr, (uintptr_t)f->name, (uintptr_t)f->elf};
+	const char *file = NULL;
+	int line = 0;
+	bool new;
+	uint64_t id = index_get(&b->locations, key, &new);
+	Location *loc;
+	Line *l;
+
+	if (!new)
+		return id;
+	if (f->elf && f->kind == FRAME_GUEST)
+		elf_file_line(f->elf, f->addr - f->bias, &file, &line);
+	loc = xmalloc(sizeof(*loc));
+	perftools__profiles__location__init(loc);
+	loc->id = id;
+	loc->mapping_id = mapping(b, f);
+	loc->address = f->addr;
+	l = xmalloc(sizeof(*l));
+	perftools__profiles__line__init(l);
+	l->function_id = function(b, f->name, file);
+	l->line = line;
+	loc->line = xmalloc(sizeof(*loc->line));
+	loc->line[0] = l;
+	loc->n_line = 1;
+	grow(&b->p.location, &b->locations_cap, id, sizeof(Location *));
+	b->p.location[id - 1] = loc;
+	b->p.n_location = id;
+	return id;
+}
+
+static ValueType *value_type(struct builder *b, const char *type, const char *unit)
+{
+	ValueType *v = xmalloc(sizeof(*v));
+
+	perftools__profiles__value_type__init(v);
+	v->type = str(b, type);
+	v->unit = str(b, unit);
+	return v;
+}
+
+static Label *label(struct builder *b, const char *key, const char *s, int64_t num)
+{
+	Label *l = xmalloc(sizeof(*l));
+
+	perftools__profiles__label__init(l);
+	l->key = str(b, key);
+	if (s)
+		l->str = str(b, s);
+	else
+		l->num = num;
+	return l;
+}
+
+static Sample *sample(struct builder *b, const struct stack *s)
+{
+	Sample *smp = xmalloc(sizeof(*smp));
+	const char *comm = s->root;
+	struct frame root = {.name = comm, .kind = FRAME_GUEST};
+	char buf[64];
+
+	perftools__profiles__sample__init(smp);
+	smp->n_location_id = s->n + 1;
+	smp->location_id = xmalloc(smp->n_location_id * sizeof(uint64_t));
+	/* Leaf first; the root frame COMM-PID last. */
+	for (uint32_t i = 0; i < s->n; i++)
+		smp->location_id[i] = location(b, &s->frames[s->n - 1 - i]);
+	smp->location_id[s->n] = location(b, &root);
+	smp->n_value = 2;
+	smp->value = xmalloc(2 * sizeof(int64_t));
+	smp->value[0] = s->count;
+	smp->value[1] = s->ns;
+	/* comm is COMM-PID without its -PID. */
+	snprintf(buf, sizeof(buf), "%s", comm);
+	if (strrchr(buf, '-'))
+		*strrchr(buf, '-') = 0;
+	smp->n_label = 3;
+	smp->label = xmalloc(3 * sizeof(Label *));
+	smp->label[0] = label(b, "pid", NULL, s->pid);
+	smp->label[1] = label(b, "tid", NULL, s->tid);
+	smp->label[2] = label(b, "comm", intern(buf), 0);
+	return smp;
+}
+
+static void free_profile(struct builder *b)
+{
+	Profile *p = &b->p;
+
+	for (size_t i = 0; i < p->n_sample; i++) {
+		for (size_t k = 0; k < p->sample[i]->n_label; k++)
+			free(p->sample[i]->label[k]);
+		free(p->sample[i]->label);
+		free(p->sample[i]->location_id);
+		free(p->sample[i]->value);
+		free(p->sample[i]);
+	}
+	for (size_t i = 0; i < p->n_location; i++) {
+		free(p->location[i]->line[0]);
+		free(p->location[i]->line);
+		free(p->location[i]);
+	}
+	for (size_t i = 0; i < p->n_function; i++)
+		free(p->function[i]);
+	for (size_t i = 0; i < p->n_mapping; i++)
+		free(p->mapping[i]);
+	for (size_t i = 0; i < p->n_sample_type; i++)
+		free(p->sample_type[i]);
+	free(p->sample_type);
+	free(p->period_type);
+	free(p->sample);
+	free(p->location);
+	free(p->function);
+	free(p->mapping);
+	free(p->string_table);
+	index_free(&b->strings);
+	index_free(&b->functions);
+	index_free(&b->locations);
+	index_free(&b->mappings);
+}
+
+/* gzip LEN bytes of BUF to F. */
+static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
+{
+	z_stream z = {0};
+	uint8_t out[65536];
+	int ret;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)buf;
+	z.avail_in = len;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		ret = deflate(&z, Z_FINISH);
+		if (ret == Z_STREAM_ERROR ||
+		    fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {
+			deflateEnd(&z);
+			return -EIO;
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&z);
+	return 0;
+}
+
+/*
+ * pprof takes the first mapping for the main binary (its "File:" and
+ * "Build ID:"): make it the guest image of the hottest stack's innermost
+ * guest frame, whatever stack comes first.
+ */
+static void main_mapping(struct builder *b, const struct profile *prof)
+{
+	const struct stack *hot = NULL;
+
+	for (size_t i = 0; i < prof->n; i++)
+		if (!hot || prof->v[i]->count > hot->count)
+			hot = prof->v[i];
+	for (uint32_t i = hot ? hot->n : 0; i > 0; i--) {
+		const struct frame *f = &hot->frames[i - 1];
+
+		if (f->kind == FRAME_GUEST && f->elf) {
+			mapping(b, f);
+			return;
+		}
+	}
+}
+
+int pprof_write(const struct profile *prof, FILE *f)
+{
+	struct builder b = {0};
+	Profile *p = &b.p;
+	struct timespec rt, mono;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	perftools__profiles__profile__init(p);
+	str(&b, ""); /* index 0 */
+	p->n_sample_type = 2;
+	p->sample_type = xmalloc(2 * sizeof(ValueType *));
+	p->sample_type[0] = value_type(&b, "samples", "count");
+	p->sample_type[1] = value_type(&b, "cpu", "nanoseconds");
+	p->period_type = value_type(&b, "cpu", "nanoseconds");
+	p->period = prof->freq ? 1000000000ll / prof->freq : 0;
+	p->default_sample_type = str(&b, "cpu");
+	p->n_sample = prof->n;
+	p->sample = xmalloc((prof->n ? prof->n : 1) * sizeof(Sample *));
+	main_mapping(&b, prof);
+	for (size_t i = 0; i < prof->n; i++)
+		p->sample[i] = sample(&b, prof->v[i]);
+	/* When the first sample was taken, as wall-clock time. */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	if (prof->start_ns) {
+		int64_t now_mono = mono.tv_sec * 1000000000ll + mono.tv_nsec;
+
+		p->time_nanos = rt.tv_sec * 1000000000ll + rt.tv_nsec - (now_mono - prof->start_ns);
+		p->duration_nanos = prof->end_ns - prof->start_ns;
+	}
+	len = perftools__profiles__profile__get_packed_size(p);
+	buf = xmalloc(len ? len : 1);
+	perftools__profiles__profile__pack(p, buf);
+	err = gzip_to(f, buf, len);
+	free(buf);
+	free_profile(&b);
+	return err;
+}

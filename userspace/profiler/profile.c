@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/profile.h"
+#include "naming/codemap.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct proc_name {
+	pid_t pid;
+	const char *root; /* COMM-PID, interned */
+};
+
+void profile_init(struct profile *p, unsigned int freq)
+{
+	memset(p, 0, sizeof(*p));
+	p->freq = freq;
+}
+
+static uint64_t hash_stack(pid_t tid, const struct frame *f, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)tid;
+
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ (uintptr_t)f[i].name) * 0x100000001b3ull;
+		h = (h ^ f[i].addr ^ ((uint64_t)f[i].kind << 56)) * 0x100000001b3ull;
+	}
+	return h | 1;
+}
+
+static bool same(const struct stack *s, const char *root, pid_t tid, enum sample_where where,
+		 const struct frame *f, size_t n)
+{
+	if (s->root != root || s->tid != tid || s->where != where || s->n != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->frames[i].name != f[i].name || s->frames[i].addr != f[i].addr ||
+		    s->frames[i].kind != f[i].kind)
+			return false;
+	return true;
+}
+
+static void rehash(struct profile *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 1024;
+	struct stack **t = xcalloc(cap, sizeof(*t));
+
+	for (size_t i = 0; i < p->n; i++) {
+		size_t k = p->v[i]->hash & (cap - 1);
+
+		while (t[k])
+			k = (k + 1) & (cap - 1);
+		t[k] = p->v[i];
+	}
+	free(p->tab);
+	p->tab = t;
+	p->cap = cap;
+}
+
+void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
+		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts)
+{
+	const char *root = profile_root(p, pid);
+	uint64_t h = hash_stack(tid, frames, n) ^ where ^ ((uintptr_t)root << 8);
+	struct stack *s;
+	size_t k;
+
+	if (p->after && ts >= p->split_ns)
+		p = p->after;
+	if ((p->n + 1) * 2 > p->cap)
+		rehash(p);
+	for (k = h & (p->cap - 1); (s = p->tab[k]); k = (k + 1) & (p->cap - 1))
+		if (s->hash == h && same(s, root, tid, where, frames, n))
+			break;
+	if (!s) {
+		s = xcalloc(1, sizeof(*s));
+		s->root = root;
+		s->pid = pid;
+		s->tid = tid;
+		s->where = where;
+		s->n = n;
+		s->hash = h;
+		s->frames = xmalloc((n ? n : 1) * sizeof(*frames));
+		memcpy(s->frames, frames, n * sizeof(*frames));
+		p->tab[k] = s;
+		grow(&p->v, &p->vcap, p->n + 1, sizeof(*p->v));
+		p->v[p->n++] = s;
+	}
+	s->count++;
+	s->ns += ns;
+	p->samples++;
+	p->ns += ns;
+	if (!p->start_ns || ts < p->start_ns)
+		p->start_ns = ts;
+	if (ts > p->end_ns)
+		p->end_ns = ts;
+}
+
+void profile_see_process(struct profile *p, pid_t pid)
+{
+	char path[64], comm[64] = "";
+	const char *root;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	/* flamegraph.pl splits on ';' and the count on the last space. */
+	for (char *c = comm; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = '_';
+	/* After an exec, the pid's stacks from then on are the new program's. */
+	root = internf("%s-%d", comm[0] ? comm : "qemu", pid);
+	if (profile_root(p, pid) == root)
+		return;
+	grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
+	p->procs[p->nprocs++] = (struct proc_name){pid, root};
+}
+
+const char *profile_root(const struct profile *p, pid_t pid)
+{
+	/* The latest name of PID; the recent processes are the sampled ones. */
+	for (size_t i = p->nprocs; i-- > 0;)
+		if (p->procs[i].pid == pid)
+			return p->procs[i].root;
+	return internf("qemu-%d", pid);
+}
+
+void profile_reset(struct profile *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i]->frames);
+		free(p->v[i]);
+	}
+	if (p->tab)
+		memset(p->tab, 0, p->cap * sizeof(*p->tab));
+	p->n = 0;
+	p->samples = p->ns = 0;
+	p->start_ns = p->end_ns = 0;
+}
+
+void profile_take(struct profile *dst, struct profile *src)
+{
+	profile_reset(dst);
+	free(dst->tab);
+	free(dst->v);
+	dst->tab = src->tab;
+	dst->cap = src->cap;
+	dst->n = src->n;
+	dst->v = src->v;
+	dst->vcap = src->vcap;
+	dst->samples = src->samples;
+	dst->ns = src->ns;
+	dst->start_ns = src->start_ns;
+	dst->end_ns = src->end_ns;
+	src->tab = NULL;
+	src->v = NULL;
+	src->cap = src->vcap = src->n = 0;
+	src->samples = src->ns = src->start_ns = src->end_ns = 0;
+}
+
+void profile_free(struct profile *p)
+{
+	profile_reset(p);
+	free(p->tab);
+	free(p->v);
+	free(p->procs);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *frame_label(const struct frame *f, char *buf, size_t size)
+{
+	static const char *const mark[] = {
+		[FRAME_GUEST] = "",
+		[FRAME_QEMU] = "_[q]",
+		[FRAME_KERNEL] = "_[k]",
+	};
+
+	snprintf(buf, size, "%s%s", f->name, mark[f->kind]);
+	/* A ';' would split the frame in two. */
+	for (char *c = buf; *c; c++)
+		if (*c == ';')
+			*c = ':';
+	return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gid, uint64_t *bytes)
+{
+	struct safe_file sf;
+	const char *base;
+	long size;
+	int err;
+
+	err = safe_file_create(&sf, path, 0644, uid, gid);
+	if (err)
+		return err;
+	base = strrchr(path, '/');
+	if (ends_with(path, ".pb.gz"))
+		err = pprof_write(p, sf.f);
+	else if (ends_with(path, ".svg"))
+		err = flamegraph_write(p, sf.f, base ? base + 1 : path);
+	else
+		err = folded_write(p, sf.f);
+	if (!err && fflush(sf.f))
+		err = -errno;
+	size = ftell(sf.f);
+	if (err) {
+		pr_err("writing %s: %s", path, strerror(-err));
+		safe_file_abort(&sf);
+		return err;
+	}
+	err = safe_file_commit(&sf);
+	if (err)
+		return err;
+	if (size > 0)
+		*bytes += size;
+	return 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A CPU profile: the distinct stacks sampled, each with its count and
+ * CPU time.  A stack is a process (COMM-PID, its root), the guest's call
+ * chain root first, then QEMU's frames and the kernel's, where the sample
+ * was in them.  The writers (folded, pprof, flame graph SVG) and the live
+ * view read it.
+ */
+#ifndef QJ_PROFILE_H
+#define QJ_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "naming/symbols.h"
+
+enum frame_kind {
+	FRAME_GUEST,  /* the emulated program */
+	FRAME_QEMU,   /* QEMU's own code and its libraries: mark _[q] */
+	FRAME_KERNEL, /* the host kernel: mark _[k] */
+};
+
+struct frame {
+	const char *name; /* interned */
+	uint64_t addr;	  /* guest or host address looked up */
+	struct elf_file *elf;
+	uint64_t bias; /* addr = link address + bias, when elf */
+	uint8_t kind;
+};
+
+/* Where a sample found the CPU, for the live view's QEMU share. */
+enum sample_where {
+	IN_GUEST,	/* translated code */
+	IN_HELPER,	/* a helper called from translated code */
+	IN_TRANSLATION, /* QEMU translating guest code */
+	IN_QEMU,	/* the rest of QEMU: its loop, syscall emulation */
+	IN_KERNEL,	/* the host kernel (syscalls, faults, interrupts) */
+	IN_MAX,
+};
+
+struct stack {
+	const char *root; /* COMM-PID, interned */
+	pid_t pid, tid;
+	uint8_t where;
+	uint32_t n;
+	uint64_t count;
+	uint64_t ns;
+	uint64_t hash;
+	struct frame *frames; /* root first */
+};
+
+struct profile {
+	struct stack **tab; /* open addressing, by hash */
+	size_t cap, n;
+	struct stack **v; /* in order of first sight */
+	size_t vcap;
+	uint64_t samples;
+	uint64_t ns;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC of the first and last sample */
+	unsigned int freq;
+	struct proc_name *procs;
+	size_t nprocs, procs_cap;
+	/* --interval: samples from SPLIT_NS on go to *AFTER (the next one). */
+	uint64_t split_ns;
+	struct profile *after;
+};
+
+void profile_init(struct profile *p, unsigned int freq);
+/* Count one sample of FRAMES (root first) that stands for NS of CPU. */
+void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
+		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts);
+/* Remember COMM of PID, while it runs: the root frame of its stacks from
+ * now on is COMM-PID. */
+void profile_see_process(struct profile *p, pid_t pid);
+const char *profile_root(const struct profile *p, pid_t pid);
+/* Drop every stack, keep the process names. */
+void profile_reset(struct profile *p);
+/* Drop DST's stacks and move SRC's there; SRC is left empty. */
+void profile_take(struct profile *dst, struct profile *src);
+void profile_free(struct profile *p);
+
+/* A frame as flamegraph.pl and stackcollapse write it: name plus mark. */
+const char *frame_label(const struct frame *f, char *buf, size_t size);
+
+/*
+ * Write P to PATH in the format its name asks for: .pb.gz pprof, .svg
+ * flame graph, anything else folded stacks.  0 or -errno, reason printed.
+ */
+int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gid, uint64_t *bytes);
+
+/* The writers, one per format. */
+int folded_write(const struct profile *p, FILE *f);
+/* COMM-PID;frame;... of one stack (free it). */
+char *folded_stack(const struct stack *s);
+int pprof_write(const struct profile *p, FILE *f);
+int flamegraph_write(const struct profile *p, FILE *f, const char *title);
+
+#endif

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/sampler.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "qemu-jitbpf.h"
+#include "sample.h"
+#include "sample.skel.h"
+
+struct sampler {
+	struct sample_bpf *skel;
+	unsigned int freq;
+	struct bpf_link **clocks; /* one per CPU */
+	int nclocks;
+};
+
+/* The main programs' wake threshold: see qj_submit(). */
+static __u64 ring_wake_bytes(int ringbuf_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_map_get_info_by_fd(ringbuf_fd, &info, &len))
+		return 1 << 20;
+	return QJ_WAKE_BYTES(info.max_entries);
+}
+
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
+			     unsigned int stack_bytes)
+{
+	struct sampler *sm = xcalloc(1, sizeof(*sm));
+	int err;
+
+	sm->freq = freq;
+	sm->skel = sample_bpf__open();
+	if (!sm->skel) {
+		pr_err("cannot open the profiler's BPF programs: %s", strerror(errno));
+		free(sm);
+		return NULL;
+	}
+	sm->skel->rodata->stack_bytes = stack_bytes;
+	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
+	err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(sm->skel->maps.procs, procs_fd);
+	if (!err)
+		err = sample_bpf__load(sm->skel);
+	if (err) {
+		pr_err("cannot load the profiler's BPF programs: %s", strerror(-err));
+		sampler_free(sm);
+		return NULL;
+	}
+	return sm;
+}
+
+struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary)
+{
+	struct bpf_link *l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu, pid, binary, "qemu",
+						      "jit_vcpu", NULL);
+
+	if (!l)
+		pr_err("cannot attach to qemu:jit_vcpu in %s: %s (a QEMU from before the "
+		       "profiler's probe?)",
+		       binary, strerror(errno));
+	return l;
+}
+
+int sampler_start(struct sampler *sm)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (ncpus <= 0) {
+		pr_err("cannot count the CPUs: %s", strerror(-ncpus));
+		return ncpus ? ncpus : -EINVAL;
+	}
+	sm->clocks = xcalloc(ncpus, sizeof(*sm->clocks));
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.freq = 1,
+			.sample_freq = sm->freq,
+		};
+		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *l;
+
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* offline */
+			pr_err("cannot sample CPU %d at %u Hz: %s", cpu, sm->freq, strerror(errno));
+			return -errno;
+		}
+		l = bpf_program__attach_perf_event(sm->skel->progs.sample, fd);
+		if (!l) {
+			int err = -errno;
+
+			close(fd);
+			pr_err("cannot attach the sampler to CPU %d: %s", cpu, strerror(-err));
+			return err;
+		}
+		sm->clocks[sm->nclocks++] = l;
+	}
+	return 0;
+}
+
+uint64_t sampler_lost(const struct sampler *sm)
+{
+	return sm->skel->bss->lost_samples;
+}
+
+int sampler_prog_fds(const struct sampler *sm, int *fds, int max)
+{
+	int n = 0;
+
+	if (n < max)
+		fds[n++] = bpf_program__fd(sm->skel->progs.sample);
+	if (n < max)
+		fds[n++] = bpf_program__fd(sm->skel->progs.jit_vcpu);
+	return n;
+}
+
+void sampler_stop(struct sampler *sm)
+{
+	for (int i = 0; i < sm->nclocks; i++)
+		bpf_link__destroy(sm->clocks[i]);
+	sm->nclocks = 0;
+}
+
+void sampler_free(struct sampler *sm)
+{
+	if (!sm)
+		return;
+	if (sm->skel)
+		sampler_stop(sm);
+	free(sm->clocks);
+	sample_bpf__destroy(sm->skel);
+	free(sm);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The profiler's BPF side (bpf/sample.bpf.c): loaded into the ring buffer
+ * of the main BPF object, attached to the CPU clock of every CPU at
+ * FREQ Hz and to QEMU's jit_vcpu probe.
+ */
+#ifndef QJ_SAMPLER_H
+#define QJ_SAMPLER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sampler;
+struct bpf_program;
+struct bpf_link;
+
+/*
+ * Open and load into the main object's ring buffer and process map;
+ * STACK_BYTES 0 walks guest frame pointers.
+ */
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
+			     unsigned int stack_bytes);
+/* Attach to the jit_vcpu probe of BINARY in PID (-1: every process of it);
+ * NULL with the reason printed. */
+struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
+/* Start the CPU clocks. -errno with the reason printed. */
+int sampler_start(struct sampler *sm);
+uint64_t sampler_lost(const struct sampler *sm);
+/* The BPF programs, for detach.c. */
+int sampler_prog_fds(const struct sampler *sm, int *fds, int max);
+/* Drop the CPU clocks. */
+void sampler_stop(struct sampler *sm);
+void sampler_free(struct sampler *sm);
+
+#endif

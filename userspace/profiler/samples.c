@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/samples.h"
+#include "naming/ksyms.h"
+#include "profiler/unwind.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Host frames of one sample, leaf first, and the rest of the sample. */
+#define HOST_MAX (QJ_KSTACK_MAX + QJ_USTACK_MAX)
+
+struct pending {
+	struct pending *next;
+	struct frame host[HOST_MAX]; /* kernel then QEMU frames, leaf first */
+	uint32_t nhost;
+	uint64_t jit;	    /* host address in translated code the guest was at, or 0 */
+	bool jit_ret;	    /* JIT is a return address (a helper's caller) */
+	struct qj_sample r; /* followed by r.stack_len bytes */
+};
+
+void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->prof = prof;
+	ss->dwarf = dwarf;
+	ss->tail = &ss->head;
+	ss->pid = pid;
+	guest_init(&ss->host, pid);
+	guest_set_base(&ss->host, 0);
+}
+
+void samples_free(struct samples *ss)
+{
+	struct pending *p;
+
+	while ((p = ss->head)) {
+		ss->head = p->next;
+		free(p);
+	}
+	guest_free(&ss->host);
+}
+
+struct code_buffer {
+	uint64_t addr, lo, hi;
+};
+
+/*
+ * The buffer is one mapping, or, when vCPU threads translate into regions
+ * of their own (system mode, MTTCG), one per region with guard pages
+ * between: anonymous mappings that follow each other.
+ */
+static bool holds(const struct map_entry *m, void *ctx)
+{
+	struct code_buffer *c = ctx;
+
+	if (c->hi) {
+		if (m->start != c->hi || m->path[0])
+			return true;
+		c->hi = m->end;
+		return false;
+	}
+	if (c->addr >= m->start && c->addr < m->end) {
+		c->lo = m->start;
+		c->hi = m->end;
+	}
+	return false;
+}
+
+/* QEMU's code buffer: the mappings from the one that holds the prologue. */
+static bool in_code(struct samples *ss, struct jitmap *jm, uint64_t pc)
+{
+
+	if (!ss->code_hi && jm->code.prologue.size) {
+		struct code_buffer c = {jm->code.prologue.host, 0, 0};
+
+		maps_find(ss->pid, holds, &c);
+		if (c.hi) {
+			ss->code_lo = c.lo;
+			ss->code_hi = c.hi;
+		}
+	}
+	return pc >= ss->code_lo && pc < ss->code_hi;
+}
+
+void samples_prepare(struct samples *ss, struct jitmap *jm)
+{
+	guest_add_mapped(&ss->host);
+	in_code(ss, jm, 0);
+}
+
+static bool in_prologue(const struct jitmap *jm, uint64_t pc)
+{
+	return pc >= jm->code.prologue.host && pc < jm->code.prologue.host + jm->code.prologue.size;
+}
+
+/* A host frame of QEMU's (or a library's); false when PC is in no file. */
+static bool qemu_frame(struct samples *ss, uint64_t pc, bool ret, struct frame *f)
+{
+	struct guest_loc loc;
+
+	guest_lookup(&ss->host, ret ? pc - 1 : pc, &loc);
+	if (!loc.img)
+		return false;
+	*f = (struct frame){
+		.name = loc.name ? loc.name : internf("%s+0x%" PRIx64, loc.img->path, loc.link),
+		.addr = ret ? pc - 1 : pc,
+		.elf = loc.img->elf,
+		.bias = loc.img->bias,
+		.kind = FRAME_QEMU,
+	};
+	return true;
+}
+
+/* Name QEMU's and the kernel's frames now, while QEMU's maps exist. */
+static void host_frames(struct samples *ss, struct jitmap *jm, struct pending *p)
+{
+	const struct qj_sample *r = &p->r;
+	uint32_t nk = r->nkern < QJ_KSTACK_MAX ? r->nkern : QJ_KSTACK_MAX;
+	uint32_t nu = r->nuser < QJ_USTACK_MAX ? r->nuser : QJ_USTACK_MAX;
+
+	for (uint32_t i = 0; i < nk; i++) {
+		const char *name = ksym_name(r->kstack[i]);
+
+		p->host[p->nhost++] = (struct frame){
+			.name = name ? name : "[unknown]",
+			.addr = r->kstack[i],
+			.kind = FRAME_KERNEL,
+		};
+	}
+	for (uint32_t i = 0; i < nu; i++) {
+		uint64_t pc = r->ustack[i];
+
+		if (in_prologue(jm, pc)) {
+			p->host[p->nhost++] = (struct frame){
+				.name = "qemu-tcg-prologue",
+				.addr = pc,
+				.kind = FRAME_QEMU,
+			};
+			break;
+		}
+		if (in_code(ss, jm, pc)) {
+			/* Translated code: the guest takes over from here. */
+			p->jit = pc;
+			p->jit_ret = i > 0;
+			break;
+		}
+		if (!qemu_frame(ss, pc, i > 0, &p->host[p->nhost])) {
+			/* The end of the frame-pointer chain, or garbage. */
+			if (!i)
+				p->host[p->nhost++] = (struct frame){
+					.name = "[unknown]", .addr = pc, .kind = FRAME_QEMU};
+			break;
+		}
+		p->nhost++;
+	}
+}
+
+void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size)
+{
+	size_t extra = r->stack_len;
+	struct pending *p;
+
+	if (size < sizeof(*r) || extra > QJ_STACK_MAX || sizeof(*r) + extra > size)
+		return;
+	p = xmalloc(sizeof(*p) + extra);
+	p->next = NULL;
+	p->nhost = 0;
+	p->jit = 0;
+	p->jit_ret = false;
+	memcpy(&p->r, r, sizeof(*r) + extra);
+	host_frames(ss, jm, p);
+	*ss->tail = p;
+	ss->tail = &p->next;
+}
+
+/* The guest's name for PC, as the perf map and uftrace give it. */
+static void guest_frame(struct jitmap *jm, uint64_t pc, struct frame *f)
+{
+	struct guest_loc loc;
+
+	guest_lookup(&jm->guest, pc, &loc);
+	*f = (struct frame){
+		.name = loc.name ? loc.name : internf("guest-0x%" PRIx64, pc),
+		.addr = pc,
+		.elf = loc.img ? loc.img->elf : NULL,
+		.bias = loc.img ? loc.img->bias : 0,
+		.kind = FRAME_GUEST,
+	};
+}
+
+/*
+ * A caller outside every guest image is not one: a frame-pointer walk
+ * through code built without frame pointers reads data as frames.  The
+ * chain ends before it.
+ */
+static size_t plausible(struct jitmap *jm, const uint64_t *pcs, size_t n)
+{
+	struct guest_loc loc;
+
+	for (size_t i = 1; i < n; i++) {
+		guest_lookup(&jm->guest, pcs[i] - 1, &loc);
+		if (!loc.img)
+			return i;
+	}
+	return n;
+}
+
+static enum sample_where where(const struct pending *p)
+{
+	if (p->r.nkern)
+		return IN_KERNEL;
+	if (p->jit)
+		return p->jit_ret ? IN_HELPER : IN_GUEST;
+	for (uint32_t i = 0; i < p->nhost; i++)
+		if (strstr(p->host[i].name, "tb_gen_code"))
+			return IN_TRANSLATION;
+	return IN_QEMU;
+}
+
+static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
+{
+	static struct frame frames[UNWIND_MAX + HOST_MAX];
+	const struct qj_sample *r = &p->r;
+	bool vcpu = r->flags & QJ_SAMPLE_VCPU, known = true;
+	uint64_t pcs[UNWIND_MAX], leaf = 0;
+	size_t n = 0, np = 0;
+
+	if (p->jit) {
+		/*
+		 * Where the code at the host address came from, in the
+		 * generation of code the sample ran.  Samples before a flush
+		 * are named when it comes (samples_flush()), so a sample still
+		 * pending while the flush is not applied came after it: the
+		 * map holds none of its code.
+		 */
+		const struct code_range *c =
+			jm->flush_pending ? NULL : codemap_find(&jm->insns, p->jit - p->jit_ret);
+
+		if (!c)
+			known = false;
+		else if (p->jit_ret && c->tb_end && vcpu)
+			/* A helper of the TB's last instruction, a jump: env
+			 * holds the state after the jump, exactly. */
+			leaf = r->gregs[QJ_PC];
+		else
+			leaf = c->guest;
+	} else if (vcpu) {
+		/* In QEMU (translating, emulating a syscall): the guest pc in
+		 * env is exact there. */
+		leaf = r->gregs[QJ_PC];
+	}
+	if (!known) {
+		ss->unknown_jit++;
+	} else if (vcpu) {
+		np = ss->dwarf ? unwind_dwarf(&jm->guest, r, leaf, pcs, UNWIND_MAX)
+			       : unwind_fp(&jm->guest, r, leaf, pcs, UNWIND_MAX);
+		np = plausible(jm, pcs, np);
+	} else if (p->jit) {
+		/* A thread not (yet) reported as a vCPU's: the leaf alone. */
+		pcs[np++] = leaf;
+	}
+	/* Root first: the guest's callers, its leaf, then the host's. */
+	for (size_t i = np; i-- > 0;)
+		guest_frame(jm, i ? pcs[i] - 1 : pcs[i], &frames[n++]);
+	if (!known)
+		frames[n++] = (struct frame){
+			.name = "[unknown guest code]", .addr = p->jit, .kind = FRAME_GUEST};
+	for (uint32_t i = p->nhost; i-- > 0;)
+		if (p->host[i].kind == FRAME_QEMU)
+			frames[n++] = p->host[i];
+	for (uint32_t i = p->nhost; i-- > 0;)
+		if (p->host[i].kind == FRAME_KERNEL)
+			frames[n++] = p->host[i];
+	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
+}
+
+static void resolve_until(struct samples *ss, struct jitmap *jm, uint64_t before)
+{
+	struct pending *p;
+
+	while ((p = ss->head) && p->r.hdr.ts < before) {
+		ss->head = p->next;
+		if (!ss->head)
+			ss->tail = &ss->head;
+		resolve(ss, jm, p);
+		free(p);
+	}
+}
+
+void samples_flush(struct samples *ss, struct jitmap *jm)
+{
+	/* Everything pending ran code of the generation that ends. */
+	if (!jm->flush_pending)
+		resolve_until(ss, jm, UINT64_MAX);
+}
+
+void samples_resolve(struct samples *ss, struct jitmap *jm, uint64_t now, uint64_t age_ns)
+{
+	/* Not while the map still holds a generation that ended. */
+	if (jm->flush_pending && age_ns)
+		return;
+	resolve_until(ss, jm, age_ns ? now - age_ns : UINT64_MAX);
+}

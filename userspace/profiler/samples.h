@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * From the profiler's samples to stacks in a profile.  QEMU's and the
+ * kernel's frames are named as a sample arrives (QEMU's maps are gone
+ * once it exits); the guest's wait until the TB reports of the code they
+ * ran have arrived, and are named with the map of live code of the flush
+ * generation the sample ran in: the samples between two flushes are
+ * named before the older map is retired.
+ */
+#ifndef QJ_SAMPLES_H
+#define QJ_SAMPLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "naming/guest.h"
+#include "naming/jitmap.h"
+#include "profiler/profile.h"
+#include "qemu-jitbpf.h"
+#include "sample.h"
+
+struct pending;
+
+struct samples {
+	struct profile *prof;
+	pid_t pid;
+	bool dwarf;		   /* --call-graph=dwarf */
+	struct guest host;	   /* QEMU's own images, from its maps */
+	uint64_t code_lo, code_hi; /* QEMU's code buffer, once known */
+	struct pending *head, **tail;
+	/* What happened, for the summary and -v. */
+	uint64_t unknown_jit; /* in translated code no TB report covered */
+};
+
+void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);
+/* A QJ_EV_SAMPLE record of SIZE bytes, of the process whose code JM names. */
+void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size);
+/* The code map is complete up to a flush: name what ran before it. */
+void samples_flush(struct samples *ss, struct jitmap *jm);
+/*
+ * Read what samples need of QEMU's maps (its images, its code buffer) now,
+ * while the process runs: with -a, a short one may be gone by the time its
+ * samples are read.
+ */
+void samples_prepare(struct samples *ss, struct jitmap *jm);
+/* Name the samples older than NOW - AGE_NS (all with AGE_NS 0). */
+void samples_resolve(struct samples *ss, struct jitmap *jm, uint64_t now, uint64_t age_ns);
+void samples_free(struct samples *ss);
+
+#endif

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+int verbose;
+
+static void oom(void)
+{
+	pr_err("out of memory");
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom();
+	return s;
+}
+
+void grow(void *array, size_t *cap, size_t need, size_t elsize)
+{
+	void **a = array;
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return;
+	while (n < need)
+		n *= 2;
+	*a = xrealloc(*a, n * elsize);
+	*cap = n;
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	int fd;
+
+	memset(sf, 0, sizeof(*sf));
+	sf->path = xstrdup(path);
+	sf->tmp = xasprintf("%s.tmp-XXXXXX", path);
+	sf->mode = mode;
+	sf->uid = uid;
+	sf->gid = gid;
+	/* mkstemp opens with O_CREAT|O_EXCL: never through a link. */
+	fd = mkstemp(sf->tmp);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot create a file next to %s: %s", path, strerror(errno));
+		free(sf->path);
+		free(sf->tmp);
+		return err;
+	}
+	sf->f = fdopen(fd, "w");
+	if (!sf->f) {
+		close(fd);
+		unlink(sf->tmp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int safe_file_commit(struct safe_file *sf)
+{
+	int fd = fileno(sf->f);
+	int err = 0;
+
+	if (fchmod(fd, sf->mode) || (sf->uid != (uid_t)-1 && fchown(fd, sf->uid, sf->gid)))
+		err = -errno;
+	if (fflush(sf->f) || ferror(sf->f))
+		err = err ? err : -EIO;
+	if (fclose(sf->f) && !err)
+		err = -errno;
+	/* rename() replaces a link at PATH, it never follows it. */
+	if (!err && rename(sf->tmp, sf->path))
+		err = -errno;
+	if (err) {
+		pr_err("cannot write %s: %s", sf->path, strerror(-err));
+		unlink(sf->tmp);
+	}
+	free(sf->path);
+	free(sf->tmp);
+	return err;
+}
+
+void safe_file_abort(struct safe_file *sf)
+{
+	fclose(sf->f);
+	unlink(sf->tmp);
+	free(sf->path);
+	free(sf->tmp);
+}
+
+size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * elsize + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+int maps_find(pid_t pid, bool (*fn)(const struct map_entry *m, void *ctx), void *ctx)
+{
+	char *path = xasprintf("/proc/%d/maps", pid), *line = NULL;
+	size_t cap = 0;
+	int err = -ESRCH;
+	FILE *f = fopen(path, "re");
+
+	free(path);
+	if (!f)
+		return -ESRCH;
+	while (err && getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		struct map_entry m;
+		int n = 0;
+
+		err = -ENOENT; /* PID has mappings */
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &off, &maj, &min,
+			   &ino, &n) < 6 ||
+		    !n)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		m = (struct map_entry){start, end, off, makedev(maj, min), ino, line + n};
+		if (fn(&m, ctx))
+			err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "writers/jitdump.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define JITDUMP_MAGIC	    0x4A695444u
+#define JITDUMP_VERSION	    1
+#define JIT_CODE_LOAD	    0
+#define JIT_CODE_DEBUG_INFO 2
+
+struct jitdump {
+	pid_t pid;
+	uid_t uid; /* QEMU's */
+	uint32_t elf_mach;
+	uint64_t code_index; /* unique over the whole run */
+	/* Records, in memory until the marker is known, then the file. */
+	char *mem;
+	size_t memlen;
+	FILE *memf;
+	FILE *f;
+	char *path;
+	uint64_t written;
+	int err;
+};
+
+struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach)
+{
+	struct jitdump *j = xcalloc(1, sizeof(*j));
+
+	j->pid = pid;
+	j->uid = uid;
+	j->elf_mach = elf_mach;
+	j->memf = open_memstream(&j->mem, &j->memlen);
+	if (!j->memf) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+static FILE *out(struct jitdump *j)
+{
+	return j->f ? j->f : j->memf;
+}
+
+static void put(struct jitdump *j, const void *p, size_t n)
+{
+	if (fwrite(p, 1, n, out(j)) != n && !j->err)
+		j->err = -EIO;
+	j->written += n;
+}
+
+struct mapped_query {
+	uint64_t addr;
+	const char *path;
+	const struct map_entry *found;
+	dev_t dev;
+	ino_t ino;
+	bool match;
+};
+
+static bool mapping_at(const struct map_entry *m, void *ctx)
+{
+	struct mapped_query *q = ctx;
+
+	if (m->start != q->addr)
+		return false;
+	q->match = !strcmp(m->path, q->path);
+	q->dev = m->dev;
+	q->ino = m->ino;
+	return true;
+}
+
+/*
+ * Device and inode of the file QEMU mapped at ADDR, from /proc/PID/maps;
+ * -ESRCH when QEMU has no mappings any more (it has exited).
+ */
+static int mapped_file(pid_t pid, uint64_t addr, const char *path, dev_t *dev, ino_t *ino)
+{
+	struct mapped_query q = {.addr = addr, .path = path};
+	int err = maps_find(pid, mapping_at, &q);
+
+	if (err)
+		return err;
+	if (!q.match)
+		return -ENOENT;
+	*dev = q.dev;
+	*ino = q.ino;
+	return 0;
+}
+
+int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
+{
+	struct {
+		uint32_t magic, version, total_size, elf_mach, pad1, pid;
+		uint64_t timestamp, flags;
+	} hdr = {JITDUMP_MAGIC, JITDUMP_VERSION, sizeof(hdr), j->elf_mach, 0, j->pid, mono_ns(), 0};
+	struct stat st;
+	dev_t dev = 0;
+	ino_t ino = 0;
+	int fd, err;
+
+	if (j->f)
+		return 0; /* a later handshake reports the same marker */
+	err = mapped_file(j->pid, addr, path, &dev, &ino);
+	if (err && err != -ESRCH) {
+		pr_err("jitdump marker %s is not mapped by QEMU (pid %d)", path, j->pid);
+		return err;
+	}
+	/*
+	 * Write the very file QEMU mapped, never a link planted in its place.
+	 * A QEMU that has exited (a short run) shows no mapping: then the file
+	 * must be what QEMU created, an empty regular file of QEMU's user with
+	 * no other name.
+	 */
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) ||
+	    (err ? !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != j->uid || st.st_size
+		 : st.st_dev != dev || st.st_ino != ino)) {
+		pr_err("jitdump marker %s was replaced; not writing it", path);
+		if (fd >= 0)
+			close(fd);
+		return -EPERM;
+	}
+	/* A QEMU process has one marker: one tool at a time writes it. */
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		pr_err("jitdump %s is being written by another qemu-jitbpf; "
+		       "a QEMU process has one jitdump",
+		       path);
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0) || !(j->f = fdopen(fd, "w"))) {
+		err = -errno;
+		pr_err("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return err;
+	}
+	setvbuf(j->f, NULL, _IOFBF, 1 << 20);
+	j->path = xstrdup(path);
+	put(j, &hdr, sizeof(hdr));
+	/* Then what arrived before the marker. */
+	fflush(j->memf);
+	if (j->memlen && fwrite(j->mem, 1, j->memlen, j->f) != j->memlen)
+		j->err = -EIO;
+	fclose(j->memf);
+	free(j->mem);
+	j->memf = NULL;
+	j->mem = NULL;
+	return 0;
+}
+
+bool jitdump_is_open(const struct jitdump *j)
+{
+	return j->f;
+}
+
+const char *jitdump_path(const struct jitdump *j)
+{
+	return j->path;
+}
+
+void jitdump_load(struct jitdump *j, uint64_t ts, uint32_t tid, uint64_t addr, const uint8_t *code,
+		  uint64_t size, const char *name, const struct jd_line *lines, size_t nlines)
+{
+	size_t namelen = strlen(name) + 1;
+
+	if (nlines) {
+		struct {
+			uint32_t id, total_size;
+			uint64_t timestamp, code_addr, nr_entry;
+		} d = {JIT_CODE_DEBUG_INFO, sizeof(d), ts, addr, nlines};
+
+		for (size_t i = 0; i < nlines; i++)
+			d.total_size += 16 + strlen(lines[i].file) + 1;
+		put(j, &d, sizeof(d));
+		for (size_t i = 0; i < nlines; i++) {
+			struct {
+				uint64_t addr;
+				int32_t line;
+				uint32_t discrim;
+			} e = {lines[i].addr, lines[i].line, 0};
+
+			put(j, &e, sizeof(e));
+			put(j, lines[i].file, strlen(lines[i].file) + 1);
+		}
+	}
+
+	struct {
+		uint32_t id, total_size;
+		uint64_t timestamp;
+		uint32_t pid, tid;
+		uint64_t vma, code_addr, code_size, code_index;
+	} l = {JIT_CODE_LOAD,  sizeof(l) + namelen + size, ts, j->pid, tid, addr, addr, size,
+	       j->code_index++};
+
+	put(j, &l, sizeof(l));
+	put(j, name, namelen);
+	put(j, code, size);
+}
+
+void jitdump_discard(struct jitdump *j)
+{
+	if (j->f) {
+		/* Leave the marker as QEMU made it: empty. */
+		fflush(j->f);
+		if (ftruncate(fileno(j->f), 0))
+			pr_warn("cannot empty %s: %s", j->path, strerror(errno));
+		fclose(j->f);
+	} else {
+		fclose(j->memf);
+		free(j->mem);
+	}
+	free(j->path);
+	free(j);
+}
+
+int jitdump_close(struct jitdump *j, uint64_t *bytes)
+{
+	int err = j->err;
+
+	if (j->f) {
+		if (fclose(j->f) && !err)
+			err = -errno;
+		*bytes += j->written;
+	} else {
+		fclose(j->memf);
+		free(j->mem);
+		err = -ENOENT;
+	}
+	free(j->path);
+	free(j);
+	return err;
+}
