@@ -202,6 +202,7 @@ bench: tool guests qemu qemu-ref
 	@bench/profile.sh
 	@bench/soak.sh
 	@bench/system.sh
+	@bench/tree.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -229,14 +229,15 @@ sems = {}
 for m in re.finditer(r"Provider: qemu\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: (0x[0-9a-f]+)", notes):
     sems[m.group(1)] = int(m.group(2), 16)
 phdrs = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout
-loads = [tuple(int(x, 16) for x in l.split()[1:4]) for l in phdrs.splitlines() if l.split()[:1] == ["LOAD"]]
+# (file offset, address, file size) of each loadable segment
+loads = [tuple(int(l.split()[i], 16) for i in (1, 2, 4)) for l in phdrs.splitlines() if l.split()[:1] == ["LOAD"]]
 st = os.stat(exe)
 maps = [l.split() for l in open(f"/proc/{pid}/maps")]
 with open(f"/proc/{pid}/mem", "rb") as mem:
     for name, vaddr in sorted(sems.items()):
         if not vaddr:
             continue
-        off = next(o + vaddr - v for o, v, _ in loads if v <= vaddr < v + 0x10000000)
+        off = next(o + vaddr - v for o, v, size in loads if v <= vaddr < v + size)
         for m in maps:
             if len(m) >= 6 and int(m[4]) == st.st_ino:
                 lo, hi = (int(x, 16) for x in m[0].split("-"))

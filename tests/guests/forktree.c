@@ -4,7 +4,7 @@
  * Usage: forktree [-w FILE] [-n ROUNDS] [-e PROGRAM]
  *   -w FILE     spin (in p_spin) until FILE exists, then fork
  *   -n ROUNDS   times each side calls its tree (default 1)
- *   -e PROGRAM  the child then execs PROGRAM (with "1" as its argument)
+ *   -e PROGRAM  the child then execs PROGRAM ROUNDS
  * The parent calls p_tree ROUNDS times, the child c_tree; the parent
  * waits for the child and prints both sums.
  */
@@ -97,7 +97,10 @@ int main(int argc, char **argv)
 		printf("child %lx\n", x);
 		fflush(stdout);
 		if (prog) {
-			execl(prog, prog, "1", (char *)NULL);
+			char arg[32];
+
+			snprintf(arg, sizeof(arg), "%ld", rounds);
+			execl(prog, prog, arg, (char *)NULL);
 			perror(prog);
 			return 127;
 		}

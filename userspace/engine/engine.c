@@ -123,6 +123,10 @@ static int attach_tree(struct engine *e, const struct binary *bin)
 	struct proc *root = procs_find(e, e->root.pid);
 	int err = probes_follow(&e->probes, e->root.pid);
 
+	/* It came before the profiler did. */
+	if (e->profiling)
+		root->s.smp = profiler_follow(&e->prof, e->root.pid);
+
 	if (!err)
 		err = probes_attach_tasks(&e->probes, &e->links);
 	if (!err)

@@ -62,6 +62,7 @@ struct proc {
 	struct session s;
 	const struct binary *bin;
 	struct linkset links; /* a tree: ours in this process */
+	uint64_t attached_ns; /* when they were */
 	char *cmdline;	      /* for uftrace, read while it runs */
 	bool own_uft;	      /* -a: its uftrace data are its own */
 	bool asked;	      /* we asked for its handshake */

@@ -92,8 +92,15 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 
 void procs_ask(struct proc *p)
 {
-	if (!handshake_init(&p->s.hs, p->t) && !handshake_start(&p->s.hs))
-		p->asked = true;
+	/* A forked child's names stand on its parent's handshake until its
+	 * own comes. */
+	bool answered = p->s.hs.answered, checked = p->s.hs.checked;
+
+	if (handshake_init(&p->s.hs, p->t))
+		return;
+	p->s.hs.answered = answered;
+	p->s.hs.checked = checked;
+	p->asked = !handshake_start(&p->s.hs);
 }
 
 static void proc_free(struct proc *p)
@@ -175,7 +182,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		profiler_end(&e->prof, s->smp, &s->jm);
 		s->smp = NULL;
 	}
-	named = !e->nameless && session_named(s);
+	named = !e->nameless && session_named(s, e->o->perfmap || e->o->jitdump || e->o->profile);
 	if (!named && !e->nameless) {
 		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
 		e->unnamed++;
@@ -244,10 +251,13 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 		uftrace_begin(c->s.uft, child, ts);
 	if (e->tree) {
 		/* It waits for us (qemu:jit_fork_wait) until we ask. */
-		if (scope_attach(e, c, parent->bin))
+		if (scope_attach(e, c, parent->bin)) {
 			proc_end(e, slot(e, child), "gone", true);
-		else
-			procs_ask(c);
+			return;
+		}
+		procs_ask(c);
+		pr_dbg("pid %d: forked by %d, attached %.1f ms after the fork", child, pid,
+		       (mono_ns() - ts) / 1e6);
 	} else if (e->o->jitdump) {
 		/* perf honours only a marker the child mapped itself: ask it
 		 * for a handshake, which makes one (and flushes). */
@@ -261,11 +271,13 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 	struct proc **pp = slot(e, pid), *p;
 	struct linkset links = {0};
 	const struct binary *had = NULL, *bin;
+	uint64_t attached_ns = 0;
 
 	if (*pp) {
 		links = (*pp)->links;
 		(*pp)->links = (struct linkset){0};
 		had = (*pp)->bin;
+		attached_ns = (*pp)->attached_ns;
 		proc_end(e, pp, "exec", false);
 	}
 	/* -a: the new program's QEMU, if any, reports itself. */
@@ -281,6 +293,7 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 	}
 	p = procs_new(e, pid, NULL, false);
 	p->links = links;
+	p->attached_ns = attached_ns;
 	if (e->uft)
 		uftrace_begin(e->uft, pid, ts);
 	if (bin != had) {
@@ -289,14 +302,17 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 			proc_end(e, slot(e, pid), "gone", true);
 		else
 			procs_ask(p);
-	} else if (pid == e->root.pid && e->root.launched) {
-		/* It inherited QEMU_JIT_ATTACH_WAIT with its own pid: it waits. */
-		p->bin = bin;
-		procs_ask(p);
-	} else {
-		/* Our links held through the exec: it reports from its start. */
-		p->bin = bin;
+		return;
 	}
+	p->bin = bin;
+	/*
+	 * Our links held through the exec, so it reports from its start; but
+	 * not if it exec'd before we had attached to it (a child that did not
+	 * wait for us), and one that inherited QEMU_JIT_ATTACH_WAIT with its
+	 * own pid waits for a request.
+	 */
+	if (ts < attached_ns || (pid == e->root.pid && e->root.launched))
+		procs_ask(p);
 }
 
 int procs_event(void *ctx, void *data, size_t size)

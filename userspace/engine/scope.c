@@ -102,6 +102,7 @@ int scope_attach(struct engine *e, struct proc *p, const struct binary *b)
 		err = probes_attach(&e->probes, b, pid, &p->links);
 	/* Whose links they are, while the kernel can still say it. */
 	probes_note(&e->probes, e->profiling ? e->prof.sm : NULL, pid, &p->links);
+	p->attached_ns = mono_ns();
 	return err;
 }
 

@@ -152,9 +152,10 @@ void session_fork(struct session *child, const struct session *parent)
 	child->hs.checked = parent->hs.checked;
 }
 
-bool session_named(const struct session *s)
+bool session_named(const struct session *s, bool need_prologue)
 {
-	return s->hs.answered && s->jm.layout_known && (s->jm.guest.nimgs || s->target->system);
+	return s->hs.answered && (s->jm.layout_known || !need_prologue) &&
+	       (s->jm.guest.nimgs || s->target->system);
 }
 
 int session_check_handshake(struct session *s, bool need_prologue)

@@ -43,8 +43,9 @@ void session_event(struct session *s, const void *data, size_t size);
  * -errno with what is missing printed.
  */
 int session_check_handshake(struct session *s, bool need_prologue);
-/* Do the names of this process's code stand: handshake, prologue, images? */
-bool session_named(const struct session *s);
+/* Do the names of this process's code stand: handshake, prologue (if
+ * NEED_PROLOGUE), images? */
+bool session_named(const struct session *s, bool need_prologue);
 /*
  * CHILD is a fresh session of a process PARENT's QEMU forked: it starts
  * with PARENT's images and live code, as the child inherits the code cache.
