@@ -7,10 +7,11 @@
  * overwrites.  Records go to user space through one ring buffer; every
  * record that finds no room is counted.
  *
- * No kernel structure is read, so no vmlinux.h: its preserve_access_index
- * types would turn usdt.bpf.h's PT_REGS_IP into CO-RE relocations, and
- * libbpf would parse the whole kernel BTF (~20 ms) at every start.  The
- * object still runs unchanged on any kernel with USDT support.
+ * No vmlinux.h and no CO-RE: its preserve_access_index types would turn
+ * usdt.bpf.h's PT_REGS_IP into CO-RE relocations, and libbpf would parse
+ * the whole kernel BTF (~20 ms) and search it at every start.  The few
+ * fields of a task the fork, exec and exit programs read are at offsets
+ * user space sets before load.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -18,7 +19,6 @@
 #include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "qemu-jitbpf.h"
 #include "sample.h"
@@ -362,22 +362,21 @@ int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level)
 }
 
 /*
- * -a: what becomes of the traced QEMUs.  Only the fields read here, found
- * in the running kernel's BTF (CO-RE).
+ * What becomes of the processes followed: raw tracepoints of the
+ * scheduler, which need neither tracefs nor the kernel's BTF.  What they
+ * read of a task is at offsets user space found in the kernel's BTF and
+ * sets before load (engine/kernel.c): with CO-RE, libbpf would look them
+ * up at every start.
  */
-typedef struct {
-	int counter;
-} atomic_t___qj;
+const volatile __u32 task_pid_off, task_tgid_off, task_signal_off, signal_live_off;
 
-struct signal_struct {
-	atomic_t___qj live; /* threads not yet exited */
-} __attribute__((preserve_access_index));
+static __always_inline __u32 kernel_u32(__u64 addr)
+{
+	__u32 v = 0;
 
-struct task_struct {
-	int pid;
-	int tgid;
-	struct signal_struct *signal;
-} __attribute__((preserve_access_index));
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)addr);
+	return v;
+}
 
 /*
  * A fork, exec or exit of a followed process.  In a followed tree, user
@@ -403,14 +402,19 @@ static __always_inline bool followed(__u32 pid)
 	return bpf_map_lookup_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid);
 }
 
-/* A followed process forked: a QEMU's child runs the same translated code. */
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(qemu_fork, struct task_struct *parent, struct task_struct *child)
+/*
+ * A followed process forked: a QEMU's child runs the same translated code.
+ * sched_process_fork(parent, child) fires in the parent.
+ */
+SEC("raw_tp/sched_process_fork")
+int qemu_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = parent->tgid, cpid = child->pid, one = 1;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, one = 1;
+	__u32 cpid = kernel_u32(ctx->args[1] + task_pid_off);
 	struct qj_proc *p;
 
-	if (child->tgid != child->pid || !followed(pid)) /* a thread, or not ours */
+	/* A thread, or not ours? */
+	if (kernel_u32(ctx->args[1] + task_tgid_off) != cpid || !followed(pid))
 		return 0;
 	if (follow_tree)
 		bpf_map_update_elem(&tree, &cpid, &one, BPF_ANY);
@@ -425,10 +429,10 @@ int BPF_PROG(qemu_fork, struct task_struct *parent, struct task_struct *child)
  * A followed process runs another program: its QEMU, if any, reports
  * anew.  In a tree it stays followed, QEMU or not, with its children.
  */
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(qemu_exec, struct task_struct *p)
+SEC("raw_tp/sched_process_exec")
+int qemu_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = p->tgid;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
 	if (follow_tree ? !followed(pid) : !!bpf_map_delete_elem(&procs, &pid))
 		return 0;
@@ -437,16 +441,19 @@ int BPF_PROG(qemu_exec, struct task_struct *p)
 	return 0;
 }
 
-/* The last thread of a followed process exits. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(qemu_exit, struct task_struct *p)
+/* The last thread of a followed process exits (signal->live is 0). */
+SEC("raw_tp/sched_process_exit")
+int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = p->tgid, tid = p->pid;
+	__u64 id = bpf_get_current_pid_tgid(), signal = 0;
+	__u32 pid = id >> 32, tid = (__u32)id;
 
 	if (!followed(pid))
 		return 0;
 	bpf_map_delete_elem(&calls_lost, &tid);
-	if (BPF_CORE_READ(p, signal, live.counter))
+	bpf_probe_read_kernel(&signal, sizeof(signal),
+			      (void *)(bpf_get_current_task() + task_signal_off));
+	if (!signal || kernel_u32(signal + signal_live_off))
 		return 0;
 	if (bpf_map_delete_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid))
 		return 0;

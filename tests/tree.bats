@@ -201,9 +201,9 @@ check_commands() { # STDERR-FILE EXPECTED-HOT
 		grep -vqE '^[0-9a-f]+ [0-9a-f]+ .+$' "/tmp/perf-$pid.map" && fail "pid $pid: bad line"
 		if grep -q ' hot_main$' "/tmp/perf-$pid.map"; then
 			hot=$((hot + 1))
-			[ "$(profile_leaf "$D/p.folded" "$pid")" = hot_main ] ||
-				fail "pid $pid: no hot-$pid root with hot_main in the profile"
-			grep -q "^hot-$pid;" "$D/p.folded" || fail "pid $pid: its root is not hot-$pid"
+			# A command of ~140 ms has ~14 samples: some in its start.
+			grep -qE "^hot-$pid;.*;hot_main( |;)" "$D/p.folded" ||
+				fail "pid $pid: no hot_main under a hot-$pid root in the profile"
 			assert_line "$pid"
 			[ "$(uftrace report -d "$D/u" --tid "$pid" -s call 2>/dev/null |
 				awk '$NF == "hot_main" { print $(NF-1) }')" = 20000 ] ||

@@ -100,7 +100,10 @@ static int load(struct engine *e, bool system)
 		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
 		.ring_bytes = o->ringbuf_mb << 20,
 	};
-	int err = probes_load(&e->probes, &po);
+	int err = kernel_layout(&po.layout);
+
+	if (!err)
+		err = probes_load(&e->probes, &po);
 
 	if (!err && o->profile) {
 		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),

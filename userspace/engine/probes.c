@@ -90,6 +90,10 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 	err = bpf_map__set_max_entries(p->skel->maps.events, o->ring_bytes);
 	p->skel->rodata->wake_bytes = QJ_WAKE_BYTES(o->ring_bytes);
 	p->skel->rodata->follow_tree = o->tree;
+	p->skel->rodata->task_pid_off = o->layout.task_pid;
+	p->skel->rodata->task_tgid_off = o->layout.task_tgid;
+	p->skel->rodata->task_signal_off = o->layout.task_signal;
+	p->skel->rodata->signal_live_off = o->layout.signal_live;
 	if (!err)
 		err = qemu_jitbpf_bpf__load(p->skel);
 	if (err)

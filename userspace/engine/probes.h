@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "engine/kernel.h"
+
 struct bpf_link;
 struct qemu_jitbpf_bpf;
 struct sampler;
@@ -44,6 +46,7 @@ struct probe_opts {
 	bool linux_user, system; /* which image probes to load */
 	bool tree;		 /* follow a process tree, not every QEMU */
 	size_t ring_bytes;
+	struct kernel_layout layout; /* for the fork, exec and exit programs */
 };
 
 struct probes {

@@ -19,8 +19,7 @@
  * address outside the kernel's text and its modules (BPF programs,
  * trampolines, which come and go) reads /proc/kallsyms afresh.
  */
-#define CACHE_DIR "/run/qemu-jitbpf"
-#define MAGIC	  "QJKSYMS1"
+#define MAGIC "QJKSYMS1"
 
 struct cache_hdr {
 	char magic[8];
@@ -42,35 +41,6 @@ static size_t nblobs, blobs_cap;
 static struct range *trusted; /* kernel text and modules */
 static size_t ntrusted;
 static bool loaded, fresh;
-
-/*
- * CAP is a first guess at the size.  Keep it near the truth for sysctls:
- * the kernel allocates and zeroes a buffer as large as the read asked.
- */
-static char *read_all(const char *path, size_t *len, size_t cap)
-{
-	size_t n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *buf;
-	ssize_t r;
-
-	if (fd < 0)
-		return NULL;
-	/* A regular file says its size; /proc files say 0. */
-	if (!fstat(fd, &st) && st.st_size > 0)
-		cap = st.st_size + 4097;
-	buf = xmalloc(cap);
-	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
-		n += r;
-		if (cap - n < 4096)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	close(fd);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
 
 static void keep(char *buf)
 {
@@ -144,12 +114,11 @@ static void set_table(struct pair *v, size_t n)
 static char *cache_path(void)
 {
 	size_t len;
-	char *boot = read_all("/proc/sys/kernel/random/boot_id", &len, 4096), *mods, *path;
+	char *boot = boot_id(), *mods, *path;
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (!boot)
 		return NULL;
-	boot[strcspn(boot, "\n")] = 0;
 	mods = read_all("/proc/modules", &len, 1 << 16);
 	for (size_t i = 0; mods && i < len; i++)
 		h = (h ^ (unsigned char)mods[i]) * 0x100000001b3ull;
@@ -168,8 +137,7 @@ static void write_cache(const char *path, const struct pair *v, size_t n, uint64
 
 	for (size_t i = 0; i < n; i++)
 		h.names_len += strlen(v[i].name) + 1;
-	if ((mkdir(CACHE_DIR, 0700) && errno != EEXIST) ||
-	    safe_file_create(&sf, path, 0600, (uid_t)-1, (gid_t)-1))
+	if (cache_create(&sf, path))
 		return;
 	fwrite(&h, sizeof(h), 1, sf.f);
 	for (size_t i = 0; i < n; i++)
@@ -189,10 +157,8 @@ static bool load_cache(const char *path)
 	size_t len, n;
 	char *buf = read_all(path, &len, 1 << 22);
 	const uint32_t *offs;
-	struct stat st;
 
-	/* Ours only: root's file in root's directory. */
-	if (!buf || stat(path, &st) || st.st_uid != 0 || (st.st_mode & 077) || len < sizeof(h))
+	if (!buf || !cache_trusted(path) || len < sizeof(h))
 		goto bad;
 	memcpy(&h, buf, sizeof(h));
 	n = h.count;

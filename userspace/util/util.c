@@ -214,3 +214,57 @@ int maps_find(pid_t pid, bool (*fn)(const struct map_entry *m, void *ctx), void 
 	fclose(f);
 	return err;
 }
+
+/*
+ * CAP is a first guess at the size.  Keep it near the truth for sysctls:
+ * the kernel allocates and zeroes a buffer as large as the read asked.
+ */
+char *read_all(const char *path, size_t *len, size_t cap)
+{
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	/* A regular file says its size; /proc files say 0. */
+	if (!fstat(fd, &st) && st.st_size > 0)
+		cap = st.st_size + 4097;
+	buf = xmalloc(cap);
+	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
+		n += r;
+		if (cap - n < 4096)
+			buf = xrealloc(buf, cap *= 2);
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+char *boot_id(void)
+{
+	size_t len;
+	char *boot = read_all("/proc/sys/kernel/random/boot_id", &len, 64);
+
+	if (boot)
+		boot[strcspn(boot, "\n")] = 0;
+	return boot;
+}
+
+bool cache_trusted(const char *path)
+{
+	struct stat st;
+
+	/* Ours only: root's file, in root's directory. */
+	return !stat(path, &st) && st.st_uid == 0 && !(st.st_mode & 077);
+}
+
+int cache_create(struct safe_file *sf, const char *path)
+{
+	if (mkdir(CACHE_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	return safe_file_create(sf, path, 0600, (uid_t)-1, (gid_t)-1);
+}

@@ -72,4 +72,23 @@ int maps_find(pid_t pid, bool (*fn)(const struct map_entry *m, void *ctx), void 
 /* Write all of buf; false on error. */
 bool write_all(int fd, const void *buf, size_t len);
 
+/*
+ * All of PATH, NUL-terminated, its length in *LEN; NULL if unreadable.
+ * CAP is a first guess at the size: keep it near the truth for sysctls,
+ * as the kernel allocates and zeroes a buffer as large as the read asks.
+ */
+char *read_all(const char *path, size_t *len, size_t cap);
+
+/*
+ * What is read once per boot (kernel symbols, the kernel's structure
+ * layout) is kept in CACHE_DIR, a tmpfs directory of root's.
+ */
+#define CACHE_DIR "/run/qemu-jitbpf"
+/* This boot's id, or NULL (free it). */
+char *boot_id(void);
+/* Is PATH a cache file of ours: root's, mode 0600? */
+bool cache_trusted(const char *path);
+/* Start writing cache file PATH (safe_file_commit() completes it). */
+int cache_create(struct safe_file *sf, const char *path);
+
 #endif

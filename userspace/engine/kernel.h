@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where the running kernel keeps what our fork, exec and exit programs
+ * read of a task: offsets from the kernel's BTF, given to the programs
+ * before they load.  libbpf's CO-RE would find them at every start
+ * (~5 ms of candidate searches over the kernel's 100 k types, on top of
+ * parsing its BTF); they are read once per boot and kept in CACHE_DIR.
+ */
+#ifndef QJ_KERNEL_H
+#define QJ_KERNEL_H
+
+#include <stdint.h>
+
+struct kernel_layout {
+	uint32_t task_pid;    /* struct task_struct: pid */
+	uint32_t task_tgid;   /* tgid */
+	uint32_t task_signal; /* signal */
+	uint32_t signal_live; /* struct signal_struct: live (atomic_t) */
+};
+
+/* 0, or -errno with the reason printed. */
+int kernel_layout(struct kernel_layout *kl);
+
+#endif
