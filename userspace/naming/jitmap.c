@@ -101,6 +101,8 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 	bool pcrel;
 
 	m->tbs++;
+	if (tb->host + tb->size > m->host_hi)
+		m->host_hi = tb->host + tb->size;
 	if (m->flush_pending) {
 		codemap_flush(&m->code);
 		codemap_flush(&m->insns);
@@ -266,6 +268,7 @@ void jitmap_fork(struct jitmap *child, const struct jitmap *parent)
 	if (parent->exe_path && !child->exe_path)
 		child->exe_path = xstrdup(parent->exe_path);
 	child->page_bits = parent->page_bits;
+	child->host_hi = parent->host_hi;
 	child->layout_known = parent->layout_known;
 	child->flush_pending = parent->flush_pending;
 }

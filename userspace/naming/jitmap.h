@@ -32,6 +32,7 @@ struct jitmap {
 	bool layout_known;	  /* the prologue (and the page size) came */
 	bool flush_pending;	  /* the next TB retires the code maps */
 	char *exe_path;		  /* the first image QEMU reported */
+	uint64_t host_hi;	  /* the end of the highest TB's host code so far */
 	struct partial *partials; /* batches whose last part is to come */
 	struct partial *free_partials;
 	/* What happened, for the summary. */

@@ -68,18 +68,27 @@ static bool holds(const struct map_entry *m, void *ctx)
 	return false;
 }
 
-/* QEMU's code buffer: the mappings from the one that holds the prologue. */
+/*
+ * QEMU's code buffer: the mappings from the one that holds the prologue.
+ * Once QEMU has gone (a short QEMU whose records we read late), what its
+ * TB reports say (from the prologue up to the highest TB), or any address
+ * above the prologue that no file of QEMU's we know of maps.
+ */
 static bool in_code(struct samples *ss, struct jitmap *jm, uint64_t pc)
 {
-
 	if (!ss->code_hi && jm->code.prologue.size) {
 		struct code_buffer c = {jm->code.prologue.host, 0, 0};
+		struct guest_loc loc;
 
 		maps_find(ss->pid, holds, &c);
-		if (c.hi) {
-			ss->code_lo = c.lo;
-			ss->code_hi = c.hi;
+		if (!c.hi) {
+			if (pc < jm->code.prologue.host)
+				return false;
+			guest_lookup(&ss->host, pc, &loc);
+			return pc < jm->host_hi || !loc.img;
 		}
+		ss->code_lo = c.lo;
+		ss->code_hi = c.hi;
 	}
 	return pc >= ss->code_lo && pc < ss->code_hi;
 }
