@@ -19,9 +19,11 @@ teardown() {
 	tmux kill-session -t "qj-top-$$" 2>/dev/null || true
 }
 
+# (--virtual-time-budget: the page's load handler, which applies #z= and
+# #s=, has run before the shot, however loaded the machine is.)
 screenshot() { # SVG-URL PNG
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --window-size=1200,600 \
-		--screenshot="$2" "$1" >/dev/null 2>&1
+		--virtual-time-budget=2000 --screenshot="$2" "$1" >/dev/null 2>&1
 	[ -s "$2" ] || fail "chromium wrote no screenshot of $1"
 }
 
