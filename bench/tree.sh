@@ -26,14 +26,10 @@ need "make qemu tool guests" "$QA" "$TOOL" "$BB" "$HOT"
 need_rounds
 need_root
 
-BINFMT=/proc/sys/fs/binfmt_misc
 NAME=qemu-jitbpf-bench-aarch64
-[ -e "$BINFMT/register" ] || mount -t binfmt_misc binfmt_misc "$BINFMT"
 work=$(mktemp -d)
-trap '[ ! -e "$BINFMT/$NAME" ] || echo -1 >"$BINFMT/$NAME"; rm -rf "$work"' EXIT
-[ ! -e "$BINFMT/$NAME" ] || echo -1 >"$BINFMT/$NAME"
-printf ':%s:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F\n' \
-	"$NAME" "$QA" >"$BINFMT/register"
+trap '"$TOP/scripts/binfmt-aarch64.sh" unregister "$NAME"; rm -rf "$work"' EXIT
+"$TOP/scripts/binfmt-aarch64.sh" register "$NAME" "$QA"
 cd "$work"
 
 SCRIPT="i=0; while [ \$i -lt $COMMANDS ]; do '$HOT' $GUEST_ROUNDS >/dev/null; i=\$((i + 1)); done"

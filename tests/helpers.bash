@@ -253,21 +253,15 @@ EOF
 
 # binfmt_misc runs our qemu-aarch64 for every aarch64 program, as on a
 # cross-architecture container build host.
-BINFMT=/proc/sys/fs/binfmt_misc
 BINFMT_NAME=qemu-jitbpf-test-aarch64
 
 binfmt_register() { # QEMU
-	if [ ! -e "$BINFMT/register" ]; then
-		mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null ||
-			skip "binfmt_misc cannot be mounted here"
-	fi
-	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
-	# AArch64 ELF executables (ET_EXEC and ET_DYN), as qemu's own
-	# scripts/qemu-binfmt-conf.sh registers them; F: opened once, here.
-	printf ':%s:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F\n' \
-		"$BINFMT_NAME" "$1" >"$BINFMT/register" || skip "binfmt_misc registration refused"
+	local st=0
+	"$TOP/scripts/binfmt-aarch64.sh" register "$BINFMT_NAME" "$1" || st=$?
+	[ "$st" != 3 ] || skip "binfmt_misc cannot be used here"
+	[ "$st" = 0 ] || fail "binfmt-aarch64.sh failed ($st)"
 }
 
 binfmt_unregister() {
-	[ ! -e "$BINFMT/$BINFMT_NAME" ] || echo -1 >"$BINFMT/$BINFMT_NAME"
+	"$TOP/scripts/binfmt-aarch64.sh" unregister "$BINFMT_NAME"
 }

@@ -248,3 +248,26 @@ launched_qemu() { # GUEST-NAME -> $qemu
 	run -127 "$QEMU_JITBPF" -- "$D/no-such-qemu" x
 	assert_line "qemu-jitbpf: cannot run $D/no-such-qemu: No such file or directory"
 }
+
+@test "--uftrace moves earlier uftrace data to DIR.old, as uftrace record does, and keeps other files" {
+	local first
+	run "$QEMU_JITBPF" --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)" count 10
+	assert_success
+	first=$(cat "$D/u/task.txt")
+	run "$QEMU_JITBPF" --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)" count 20
+	assert_success
+	[ "$(cat "$D/u.old/task.txt")" = "$first" ] || fail "u.old is not the first run's"
+	run uftrace_counts "$D/u.old"
+	assert_line "cg_mid 24"
+	run uftrace_counts "$D/u"
+	assert_line "cg_mid 53"
+	# A directory that holds anything else is refused, untouched, and no
+	# QEMU starts.
+	mkdir "$D/mine"
+	echo precious >"$D/mine/notes.txt"
+	run "$QEMU_JITBPF" --uftrace="$D/mine" -- "$Q" "$(guest x86_64 calls)" count 10
+	assert_failure
+	assert_output "qemu-jitbpf: $D/mine exists and holds no uftrace data; remove it or name another with --uftrace=DIR"
+	[ "$(cat "$D/mine/notes.txt")" = precious ]
+	[ ! -e "$D/mine.old" ]
+}

@@ -87,42 +87,41 @@ struct uftrace {
 	int err;
 };
 
-/* Is PATH a directory of uftrace data (flat, with an info file of uftrace's)? */
-static bool is_uftrace_data(const char *path)
+enum dir_kind {
+	DIR_EMPTY,
+	DIR_UFTRACE, /* flat, with an info file of uftrace's */
+	DIR_OTHER,   /* anything else, or not a readable directory */
+};
+
+static enum dir_kind dir_kind(const char *path)
 {
 	char *info = xasprintf("%s/info", path), magic[8] = "";
-	struct dirent *de;
-	bool ok = false;
-	DIR *d;
-	int fd = open(info, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-	free(info);
-	if (fd >= 0) {
-		ok = read(fd, magic, sizeof(magic)) == sizeof(magic) &&
-		     !memcmp(magic, "Ftrace!", 8);
-		close(fd);
-	}
-	d = ok ? opendir(path) : NULL;
-	while (d && (de = readdir(d)))
-		if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			ok = false;
-	if (d)
-		closedir(d);
-	return ok;
-}
-
-static bool is_empty_dir(const char *path)
-{
+	enum dir_kind kind = DIR_EMPTY;
 	DIR *d = opendir(path);
 	struct dirent *de;
-	bool empty = d != NULL;
+	int fd;
 
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			empty = false;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_DIR) {
+			kind = DIR_OTHER;
+			break;
+		}
+		kind = DIR_UFTRACE;
+	}
 	if (d)
 		closedir(d);
-	return empty;
+	else
+		kind = DIR_OTHER;
+	fd = kind == DIR_UFTRACE ? open(info, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (kind == DIR_UFTRACE && (fd < 0 || read(fd, magic, sizeof(magic)) != sizeof(magic) ||
+				    memcmp(magic, "Ftrace!", 8)))
+		kind = DIR_OTHER;
+	if (fd >= 0)
+		close(fd);
+	free(info);
+	return kind;
 }
 
 /* Remove the flat directory PATH and its files; 0 or -errno. */
@@ -154,7 +153,7 @@ static int move_old(const char *dir)
 	int err = 0;
 
 	if (!lstat(old, &st)) {
-		if (!S_ISDIR(st.st_mode) || (!is_uftrace_data(old) && !is_empty_dir(old))) {
+		if (!S_ISDIR(st.st_mode) || dir_kind(old) == DIR_OTHER) {
 			pr_err("%s holds earlier uftrace data and %s is not uftrace's to replace; "
 			       "remove it or name another with --uftrace=DIR",
 			       dir, old);
@@ -182,8 +181,8 @@ struct uftrace *uftrace_open(const char *dir)
 		pr_err("cannot create %s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	if (!created && !is_empty_dir(dir)) {
-		if (!is_uftrace_data(dir)) {
+	if (!created && dir_kind(dir) != DIR_EMPTY) {
+		if (dir_kind(dir) != DIR_UFTRACE) {
 			pr_err("%s exists and holds no uftrace data; remove it or name another "
 			       "with "
 			       "--uftrace=DIR",
