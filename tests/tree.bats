@@ -242,3 +242,16 @@ check_commands() { # STDERR-FILE EXPECTED-HOT
 	echo "$output" >"$D/err"
 	check_commands "$D/err" 2
 }
+
+@test "valgrind: no memory error and no leak following a forking guest, every writer" {
+	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=definite,possible \
+		"$QEMU_JITBPF" --perfmap --jitdump -o "$D" --uftrace="$D/u" --profile="$D/p.folded" \
+		-- "$QX" "$(guest x86_64 forktree)" -n 2000
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	assert_line --regexp '^qemu-jitbpf: 2 QEMU processes \(1 forked\), 2 perf maps, 2 jitdumps, 1 uftrace, 0 without a handshake$'
+	for m in $(sed -nE 's/^SESS .* pid=([0-9]+) .*|^FORK .* pid=([0-9]+) .*/\1\2/p' "$D/u/task.txt"); do
+		rm -f "/tmp/perf-$m.map"
+	done
+}

@@ -289,6 +289,7 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 		if (links.n)
 			probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &links);
 		free(links.v);
+		free(links.ids);
 		return;
 	}
 	p = procs_new(e, pid, NULL, false);
