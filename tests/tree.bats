@@ -220,8 +220,9 @@ check_commands() { # STDERR-FILE EXPECTED-HOT
 	binfmt_register "$QA"
 	export HOT BB
 	HOT=$(guest aarch64 hot)
+	echo "$SCRIPT" >"$D/script.sh"
 	run "$QEMU_JITBPF" -v --perfmap --profile="$D/p.folded" \
-		--uftrace="$D/u" -- "$QA" "$BB" sh -c "$SCRIPT"
+		--uftrace="$D/u" -- "$QA" "$BB" sh "$D/script.sh"
 	echo "$output" | grep -v ': pid [0-9]*: ' | sed 's/^/# /' >&3
 	assert_success
 	echo "$output" >"$D/err"
