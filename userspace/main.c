@@ -2,10 +2,12 @@
 /*
  * qemu-jitbpf: name the code QEMU's TCG JIT generates, for perf.
  *
- * Attaches BPF programs to the USDT probes of a patched QEMU (a running
- * one, or one it launches), follows every translated block, symbolizes
- * the guest code with the guest's own ELF files and writes
- * /tmp/perf-PID.map and/or the jitdump QEMU mapped for perf inject.
+ * main() reads and checks the options and hands them to the engine
+ * (engine/engine.c), which attaches BPF programs to the USDT probes of a
+ * patched QEMU (a running one, or one it launches, and the processes it
+ * forks; or every QEMU of the host), follows every translated block,
+ * names the guest code with the guest's own ELF files and writes perf
+ * maps, jitdumps, uftrace data and profiles.
  */
 #include <argp.h>
 #include <errno.h>
@@ -42,14 +44,17 @@ static const char doc[] =
 	"                   [--uftrace[=DIR]] [--profile[=FILE]]...\n"
 	"                   [--interval=SECONDS] [-d SECONDS]\n"
 	"\n"
-	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). Runs until\n"
-	"Ctrl-C, the end of -d, or QEMU's exit, then completes its files.\n"
+	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). With -p or a\n"
+	"command, follows that QEMU and every process it forks, and what those\n"
+	"exec. Runs until Ctrl-C, the end of -d, or the end of those processes,\n"
+	"then completes its files.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    qemu-jitbpf -p 1234                 # /tmp/perf-1234.map at exit\n"
 	"    qemu-jitbpf -p 1234 --jitdump -d 30 # jit-1234.dump for perf inject -j\n"
 	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
 	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
+	"    qemu-jitbpf --uftrace -- qemu-aarch64 ./busybox sh build.sh  # the tree\n"
 	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
 	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
 	"    qemu-jitbpf -p 1234 --top             # live, like perf top\n"
