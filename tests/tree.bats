@@ -251,7 +251,9 @@ check_commands() { # STDERR-FILE EXPECTED-HOT
 		-- "$QX" "$(guest x86_64 forktree)" -n 2000
 	[ "$status" -ne 99 ] || fail "valgrind: $output"
 	assert_success
-	assert_line --regexp '^qemu-jitbpf: 2 QEMU processes \(1 forked\), 2 perf maps, 2 jitdumps, 1 uftrace, 0 without a handshake$'
+	# (The child lives for milliseconds: under valgrind its marker may be
+	# read after it has gone, and cannot be checked then.)
+	assert_line --regexp '^qemu-jitbpf: 2 QEMU processes \(1 forked\), 2 perf maps, [12] jitdumps, 1 uftrace, 0 without a handshake$'
 	for m in $(sed -nE 's/^SESS .* pid=([0-9]+) .*|^FORK .* pid=([0-9]+) .*/\1\2/p' "$D/u/task.txt"); do
 		rm -f "/tmp/perf-$m.map"
 	done

@@ -144,24 +144,30 @@ static void root_check(struct engine *e, struct session *s)
 static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
 {
 	struct session *s = &p->s;
-	int err = named ? jitdump_close(s->jd, &s->bytes) : -ECANCELED;
+	int err;
 
+	if (!named) {
+		jitdump_discard(s->jd);
+		s->jd = NULL;
+		return;
+	}
+	err = jitdump_close(s->jd, &s->bytes);
+	s->jd = NULL;
 	if (!err) {
 		e->jitdumps++;
 		if (root)
 			e->root_marker = xstrdup(s->marker_path);
 		pr_dbg("pid %d: wrote %s", p->t->pid, s->marker_path);
-	} else {
-		if (root && err == -ENOENT)
-			pr_err("QEMU (pid %d) never reported a jitdump marker", p->t->pid);
-		else if (root && err != -ECANCELED)
-			pr_err("writing the jitdump: %s", strerror(-err));
-		if (root && err != -ECANCELED && !e->err)
-			e->err = err;
-		/* A fork's child that never got its own marker has none. */
-		jitdump_discard(s->jd);
+		return;
 	}
-	s->jd = NULL;
+	/* A fork's child that never got a marker of its own has none. */
+	if (!root)
+		return;
+	if (err == -ENOENT)
+		pr_err("QEMU (pid %d) never reported a jitdump marker", p->t->pid);
+	else
+		pr_err("writing the jitdump: %s", strerror(-err));
+	e->err = e->err ? e->err : err;
 }
 
 /*
