@@ -48,13 +48,14 @@ SYSTEM_GUESTS := $(BUILD)/guests/bare/aarch64/bare \
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
+	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/aarch64/busybox $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all qemu-ref guests tests check test bench demo \
+.PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check test bench demo \
 	install clean distclean
 
 all: tool guests
@@ -92,8 +93,11 @@ help:
 	@echo "make demo        attach late to a running guest; perf names its functions"
 	@echo "make check       install deps, build QEMU 10.2.2 and 7.2, run all tests"
 	@echo "make deps        install the Debian packages the project needs (root)"
-	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir)"
+	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir);"
+	@echo "                 10.2.2 also as qemu-x86_64-static and qemu-aarch64-static"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
+	@echo "make binfmt-install    run foreign executables (containers too) with our static"
+	@echo "                 emulators through binfmt_misc; make binfmt-uninstall undoes it"
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
 	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it and tools/"
 	@echo "make test        run the bats suite on what is built"
@@ -105,15 +109,26 @@ ifdef QEMU_SRC
 qemu:
 	@scripts/qemu-build.sh custom
 else
+# 10.2.2 comes with static emulators too (containers, binfmt_misc).
 qemu:
 	@scripts/qemu-build.sh $(QEMU_VERSION)
+	@[ "$(QEMU_VERSION)" != 10.2.2 ] || scripts/qemu-build.sh 10.2.2 static
 endif
 
 qemu-all:
 	@for v in $(QEMU_VERSIONS); do scripts/qemu-build.sh $$v || exit 1; done
+	@scripts/qemu-build.sh 10.2.2 static
 
 qemu-ref:
 	@scripts/qemu-build.sh 10.2.2 ref
+
+# Foreign executables (in containers too) run by our static emulators.
+binfmt-install:
+	@scripts/qemu-build.sh 10.2.2 static
+	@scripts/binfmt.sh install
+
+binfmt-uninstall:
+	@scripts/binfmt.sh uninstall
 
 guests: $(GUESTS)
 
@@ -138,6 +153,12 @@ $(BUILD)/guests/%/calls-o2-nofp: tests/guests/calls.c
 $(BUILD)/guests/%/tree-o2-nofp: tests/guests/tree.c
 	@mkdir -p $(dir $@)
 	$(CC_$*) -static -g -O2 -fno-inline -fomit-frame-pointer -o $@ $<
+
+# The container tests' decoy: hot.c with other names, put on the host at
+# the path where a container has the real hot.
+$(BUILD)/guests/%/decoy: tests/guests/hot.c
+	@mkdir -p $(dir $@)
+	$(CC_$*) $(GUEST_CFLAGS) -Dhot_main=decoy_alpha -Dhot_side=decoy_beta -o $@ $<
 
 # The oracle: calls.c for native uftrace record on the host.
 $(BUILD)/guests/native/calls-pg: tests/guests/calls.c

@@ -28,8 +28,10 @@ need_root
 
 NAME=qemu-jitbpf-bench-aarch64
 work=$(mktemp -d)
-trap '"$TOP/scripts/binfmt-aarch64.sh" unregister "$NAME"; rm -rf "$work"' EXIT
-"$TOP/scripts/binfmt-aarch64.sh" register "$NAME" "$QA"
+trap '"$TOP/scripts/binfmt.sh" unregister "$NAME"; rm -rf "$work"' EXIT
+[ -e /proc/sys/fs/binfmt_misc/register ] ||
+	mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+"$TOP/scripts/binfmt.sh" register "$NAME" "$QA" aarch64 F
 cd "$work"
 
 SCRIPT="i=0; while [ \$i -lt $COMMANDS ]; do '$HOT' $GUEST_ROUNDS >/dev/null; i=\$((i + 1)); done"

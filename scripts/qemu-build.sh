@@ -1,7 +1,10 @@
 #!/bin/bash
 # Build a QEMU with the qemu-jitbpf probes (or the unpatched reference).
 #
-#   qemu-build.sh 10.2.2|7.2 [patched|ref]     Debian source + probes/qemu-<ver>
+#   qemu-build.sh 10.2.2|7.2 [patched|ref|static]
+#                                              Debian source + probes/qemu-<ver>;
+#                                              static: qemu-ARCH-static, for
+#                                              binfmt_misc and containers
 #   QEMU_SRC=/path qemu-build.sh custom        a user's own tree, as it is
 #
 # Binaries go to build/qemu-<ver>[-ref]/bin (build/qemu-custom/bin).  Built
@@ -67,7 +70,18 @@ esac
 case $FLAVOR in
 patched) OUT=$ROOT/build/qemu-$VERSION ;;
 ref) OUT=$ROOT/build/qemu-$VERSION-ref ;;
-*) die "unknown flavour '$FLAVOR' (patched or ref)" ;;
+static)
+	# As Debian's qemu-user-static: linux-user only, glib linked in, no
+	# plugins (they need a dynamic loader).  binfmt_misc's F flag runs it
+	# inside containers, where no library of the host can be found.
+	OUT=$ROOT/build/qemu-$VERSION-static
+	CONFIG_FLAGS="--target-list=$TARGETS --static --enable-trace-backends=dtrace
+	--disable-plugins --disable-docs --disable-tools --disable-system
+	--disable-werror --extra-cflags=-fno-omit-frame-pointer"
+	BINARIES="qemu-x86_64 qemu-aarch64"
+	NINJA_EXTRA=
+	;;
+*) die "unknown flavour '$FLAVOR' (patched, ref or static)" ;;
 esac
 PATCHDIR=$ROOT/probes/qemu-$VERSION
 
@@ -106,7 +120,7 @@ key_input() {
 	echo "recipe=$RECIPE version=$VERSION debver=$DEBVER flavor=$FLAVOR"
 	echo "flags=$CONFIG_FLAGS"
 	case $CONFIG_FLAGS in *with-devices-x86_64=jitbpf*) cat "$DEVICES"/*.mak ;; esac
-	if [ "$FLAVOR" = patched ]; then
+	if [ "$FLAVOR" != ref ]; then
 		cat "$PATCHDIR"/*.patch
 	fi
 }
@@ -114,7 +128,9 @@ KEY=$(key_input | sha256sum | cut -c1-16)
 STAMP=$OUT/.build-key
 
 have_all() {
-	for b in $BINARIES; do [ -x "$OUT/bin/$b" ] || return 1; done
+	local suffix=
+	[ "$FLAVOR" != static ] || suffix=-static
+	for b in $BINARIES; do [ -x "$OUT/bin/$b$suffix" ] || return 1; done
 }
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && have_all; then
 	log "$OUT is up to date ($KEY)"
@@ -129,7 +145,7 @@ if [ ! -f "$CACHED/.complete" ]; then
 	mkdir -p "$WORK"
 	log "unpacking $DSC with Debian's patches"
 	dpkg-source -q -x "$CACHE/dl/$DSC" "$WORK/src" >/dev/null
-	if [ "$FLAVOR" = patched ]; then
+	if [ "$FLAVOR" != ref ]; then
 		for p in "$PATCHDIR"/*.patch; do
 			log "applying $(basename "$p")"
 			patch -s -p1 -d "$WORK/src" <"$p" || die "patch $p does not apply"
@@ -168,5 +184,9 @@ fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 cp -a "$CACHED/bin" "$CACHED/plugins" "$CACHED/checkpatch.pl" "$OUT/"
+if [ "$FLAVOR" = static ]; then
+	# Named as Debian names them.
+	for b in $BINARIES; do mv "$OUT/bin/$b" "$OUT/bin/$b-static"; done
+fi
 echo "$KEY" >"$STAMP"
 log "ready: $OUT/bin ($KEY)"

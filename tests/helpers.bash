@@ -255,13 +255,18 @@ EOF
 # cross-architecture container build host.
 BINFMT_NAME=qemu-jitbpf-test-aarch64
 
-binfmt_register() { # QEMU
-	local st=0
-	"$TOP/scripts/binfmt-aarch64.sh" register "$BINFMT_NAME" "$1" || st=$?
-	[ "$st" != 3 ] || skip "binfmt_misc cannot be used here"
-	[ "$st" = 0 ] || fail "binfmt-aarch64.sh failed ($st)"
+binfmt_register() { # QEMU [FLAGS]
+	binfmt_mount
+	"$TOP/scripts/binfmt.sh" register "$BINFMT_NAME" "$1" aarch64 "${2:-F}" ||
+		fail "binfmt.sh register failed"
 }
 
 binfmt_unregister() {
-	"$TOP/scripts/binfmt-aarch64.sh" unregister "$BINFMT_NAME"
+	"$TOP/scripts/binfmt.sh" unregister "$BINFMT_NAME"
+}
+
+binfmt_mount() {
+	[ -e /proc/sys/fs/binfmt_misc/register ] ||
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null ||
+		skip "binfmt_misc cannot be mounted here"
 }

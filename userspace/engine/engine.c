@@ -81,7 +81,7 @@ static int find_root(struct engine *e, const struct binary **bin)
 		err = guest_add_symbols_spec(&p->s.jm.guest, o->guest_syms[i]);
 	if (err)
 		return err;
-	*bin = scope_binary(e, e->root.exe, 0);
+	*bin = scope_binary(e, e->root.exe, e->root.pid);
 	return *bin ? 0 : -ENOTSUP;
 }
 

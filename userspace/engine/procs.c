@@ -13,6 +13,7 @@
 #include "writers/uftrace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,29 @@ static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
 }
 
 /*
+ * perf looks in a containerized process's own /tmp, for the pid it has
+ * there, before the host's /tmp/perf-PID.map: write that one too, inside
+ * the container's root (a link planted there is replaced, never followed).
+ */
+static void container_perfmap(struct proc *p)
+{
+	const struct proc_view *v = &p->t->view;
+	int dir = view_open_dir(v, "/tmp");
+	uint64_t bytes = 0;
+	char name[64];
+
+	if (dir < 0) {
+		pr_warn("pid %d: cannot open its /tmp: %s; perf reads /tmp/perf-%d.map", p->t->pid,
+			strerror(-dir), p->t->pid);
+		return;
+	}
+	snprintf(name, sizeof(name), "perf-%d.map", v->nspid);
+	if (!perfmap_write(&p->s.jm.code, dir, name, p->t->uid, p->t->gid, &bytes))
+		pr_dbg("pid %d: wrote its /tmp/%s", p->t->pid, name);
+	close(dir);
+}
+
+/*
  * Process P's program has ended (WHY: exit, exec), or we stop: complete
  * its files and forget it.  GONE: the process is, and our links into it
  * can go (not after an exec: they hold for its next program).
@@ -197,7 +221,9 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		char path[64];
 
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->t->pid);
-		if (!perfmap_write(&s->jm.code, path, p->t->uid, p->t->gid, &s->bytes)) {
+		if (p->t->view.foreign)
+			container_perfmap(p);
+		if (!perfmap_write(&s->jm.code, AT_FDCWD, path, p->t->uid, p->t->gid, &s->bytes)) {
 			e->maps++;
 			if (root)
 				e->root_map = xstrdup(path);

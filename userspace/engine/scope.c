@@ -41,15 +41,24 @@ static const struct binary *known(struct engine *e, const struct stat *st)
 	return NULL;
 }
 
-/* PATH, as a binary with our probes: NULL if not; ERR (if not NULL) says why. */
-static const struct binary *lookup(struct engine *e, const char *path, int *err)
+/*
+ * The binary PATH, or the one process PID runs (PATH is then what its
+ * /proc/PID/exe says), as a binary with our probes: NULL if not; ERR (if
+ * not NULL) says why.  A binary is known by device and inode: a container's
+ * emulator (binfmt_misc's F flag) may have a path that names nothing here,
+ * or another file; the process's own /proc/PID/exe is then its path.
+ */
+static const struct binary *lookup(struct engine *e, const char *path, pid_t pid, int *err)
 {
 	const struct binary *b;
 	struct binary *nb;
-	struct stat st;
+	struct stat st, at_path;
+	char proc_exe[64];
 	int rc;
 
-	if (stat(path, &st)) {
+	if (pid > 0)
+		snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
+	if (stat(pid > 0 ? proc_exe : path, &st)) {
 		if (err)
 			*err = -errno;
 		return NULL;
@@ -57,6 +66,9 @@ static const struct binary *lookup(struct engine *e, const char *path, int *err)
 	b = known(e, &st);
 	if (b)
 		return b;
+	if (pid > 0 && (!path || stat(path, &at_path) || at_path.st_dev != st.st_dev ||
+			at_path.st_ino != st.st_ino))
+		path = proc_exe;
 	nb = xmalloc(sizeof(*nb));
 	rc = binary_init(nb, path);
 	if (rc) {
@@ -65,6 +77,7 @@ static const struct binary *lookup(struct engine *e, const char *path, int *err)
 			*err = rc;
 		return NULL;
 	}
+	nb->via_proc = path == proc_exe;
 	grow(&e->bins, &e->bins_cap, e->nbins + 1, sizeof(*e->bins));
 	e->bins[e->nbins++] = nb;
 	pr_dbg("QEMU binary %s", path);
@@ -80,18 +93,24 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid)
 			return NULL;
 		path = exe;
 	}
-	return lookup(e, path, NULL);
+	return lookup(e, path, pid, NULL);
 }
 
 int scope_attach(struct engine *e, struct proc *p, const struct binary *b)
 {
 	pid_t pid = p->t->pid;
-
+	struct binary here = *b;
+	char proc_exe[64];
 	int err = 0;
 
 	p->bin = b;
+	/* A binary known by a process's /proc/PID/exe: this one's. */
+	if (b->via_proc) {
+		snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
+		here.path = proc_exe;
+	}
 	if (e->profiling) {
-		struct bpf_link *l = profiler_attach(&e->prof, pid, b->path);
+		struct bpf_link *l = profiler_attach(&e->prof, pid, here.path);
 
 		if (l)
 			linkset_add(&p->links, l);
@@ -99,7 +118,7 @@ int scope_attach(struct engine *e, struct proc *p, const struct binary *b)
 			err = -errno;
 	}
 	if (!err)
-		err = probes_attach(&e->probes, b, pid, &p->links);
+		err = probes_attach(&e->probes, &here, pid, &p->links);
 	/* Whose links they are, while the kernel can still say it. */
 	probes_note(&e->probes, e->profiling ? e->prof.sm : NULL, pid, &p->links);
 	p->attached_ns = mono_ns();
@@ -127,8 +146,7 @@ static void each_process(struct engine *e, void (*fn)(struct engine *e, pid_t pi
 
 static void find_binary(struct engine *e, pid_t pid, const char *exe)
 {
-	(void)pid;
-	lookup(e, exe, NULL);
+	lookup(e, exe, pid, NULL);
 }
 
 int scope_host(struct engine *e)
@@ -136,7 +154,7 @@ int scope_host(struct engine *e)
 	for (int i = 0; i < e->o->nqemus; i++) {
 		int err = 0;
 
-		if (!lookup(e, e->o->qemus[i], &err)) {
+		if (!lookup(e, e->o->qemus[i], 0, &err)) {
 			pr_err("%s: %s", e->o->qemus[i],
 			       err == -ENOTSUP
 				       ? "not a QEMU with the qemu-jitbpf probes (make qemu)"
@@ -178,7 +196,11 @@ static void find_qemu(struct engine *e, pid_t pid, const char *exe)
 	struct stat st;
 	struct proc *p;
 
-	if (stat(exe, &st) || !known(e, &st) || procs_find(e, pid))
+	char proc_exe[64];
+
+	(void)exe;
+	snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
+	if (stat(proc_exe, &st) || !known(e, &st) || procs_find(e, pid))
 		return;
 	p = procs_new(e, pid, NULL, true);
 	if (p->s.uft)

@@ -15,7 +15,7 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 	s->want_jitdump = jitdump;
 	jitmap_init(&s->jm, t->pid, perfmap_insn, keep_insns);
 	if (jitdump)
-		s->jd = jitdump_new(t->pid, t->uid, t->host_machine);
+		s->jd = jitdump_new(t->pid, t->uid, t->host_machine, t->view.foreign);
 	s->uft = uft;
 }
 

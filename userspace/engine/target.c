@@ -202,19 +202,22 @@ static int inspect(struct target *t)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
+	proc_view_open(&t->view, t->pid);
 	base = basename(t->exe);
 	if (!strstr(base, "qemu")) {
 		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
 		return -EINVAL;
 	}
-	if (!elf_has_usdt(t->exe, "qemu", "tb_gen_code_batch")) {
+	/* (The file itself: in a container, its path may be another.) */
+	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+	if (!elf_has_usdt(link, "qemu", "tb_gen_code_batch")) {
 		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
 		       "make qemu (see README.md)",
 		       t->exe, t->pid);
 		return -ENOTSUP;
 	}
-	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
-	t->host_machine = elf_machine(t->exe);
+	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
+	t->host_machine = elf_machine(link);
 	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
 	return 0;
 }
@@ -224,6 +227,7 @@ static void init(struct target *t, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->pidfd = -1;
+	t->view.root_fd = -1;
 }
 
 int target_observe(struct target *t, pid_t pid)
@@ -242,8 +246,10 @@ int target_observe(struct target *t, pid_t pid)
 	t->exe[n] = 0;
 	t->uid = st.st_uid;
 	t->gid = st.st_gid;
-	t->host_machine = elf_machine(t->exe);
-	t->system = elf_has_usdt(t->exe, "qemu", "loader_elf_image");
+	proc_view_open(&t->view, pid);
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	t->host_machine = elf_machine(link);
+	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
 	return 0;
 }
 
@@ -259,6 +265,7 @@ int target_attach(struct target *t, pid_t pid)
 
 int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 {
+	char exe[64];
 	int status, err;
 	pid_t pid;
 
@@ -295,7 +302,8 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
 	 * initialize while we load and attach.
 	 */
-	if (!err && elf_has_usdt(t->exe, "qemu", "jit_attach_wait")) {
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (!err && elf_has_usdt(exe, "qemu", "jit_attach_wait")) {
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		t->stopped = false;
 	}
@@ -366,6 +374,7 @@ int target_exit_code(const struct target *t)
 
 void target_free(struct target *t)
 {
+	proc_view_close(&t->view);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;

@@ -11,10 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/procfile.h"
+
 struct target {
 	pid_t pid;
-	int pidfd;	/* readable once QEMU has exited, or -1 */
-	char exe[4096]; /* the QEMU binary, as /proc/PID/exe resolves */
+	int pidfd;	       /* readable once QEMU has exited, or -1 */
+	char exe[4096];	       /* the QEMU binary, as /proc/PID/exe resolves */
+	struct proc_view view; /* QEMU's files, as QEMU sees them */
 	uid_t uid;
 	gid_t gid;
 	uint16_t host_machine; /* e_machine of the QEMU binary */

@@ -3,6 +3,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ void guest_init(struct guest *g, pid_t pid)
 {
 	memset(g, 0, sizeof(*g));
 	g->pid = pid;
+	proc_view_open(&g->view, pid);
 	g->miss_pages = xcalloc(MISS_SLOTS, sizeof(*g->miss_pages));
 	g->miss_time = xcalloc(MISS_SLOTS, sizeof(*g->miss_time));
 }
@@ -24,6 +26,7 @@ void guest_free(struct guest *g)
 	for (size_t i = 0; i < g->nimgs; i++)
 		free(g->imgs[i].path);
 	free(g->imgs);
+	proc_view_close(&g->view);
 	free(g->miss_pages);
 	free(g->miss_time);
 	free(g->seen);
@@ -89,10 +92,48 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 	       end, bias, img.elf ? "" : " (no symbols)");
 }
 
+struct mapped_query {
+	const char *path;
+	uint64_t host;
+	int fd;
+	pid_t pid;
+};
+
+/* The mapping that holds q->host, if it maps q->path: open its file. */
+static bool mapping_of(const struct map_entry *m, void *ctx)
+{
+	struct mapped_query *q = ctx;
+	size_t n = strlen(q->path);
+
+	if (q->host < m->start || q->host >= m->end)
+		return false;
+	if (!strncmp(m->path, q->path, n) && (!m->path[n] || !strcmp(m->path + n, " (deleted)")))
+		q->fd = mapped_open(q->pid, m->start, m->end, O_RDONLY);
+	return true;
+}
+
+/*
+ * The file of an image QEMU reports at guest address START: the one its
+ * mapping holds (even if the path now names another), else the path in
+ * QEMU's root.
+ */
+static int image_fd(struct guest *g, const char *path, uint64_t start)
+{
+	struct mapped_query q = {path, g->base + start, -1, g->pid};
+
+	if (g->pid && g->base_known)
+		maps_find(g->pid, mapping_of, &q);
+	return q.fd >= 0 ? q.fd : view_open(&g->view, path, O_RDONLY);
+}
+
 void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
 		     bool user)
 {
-	add(g, path, path[0] == '/' ? elf_file_get(path) : NULL, bias, start, end, user);
+	struct elf_file *e = NULL;
+
+	if (path[0] == '/')
+		e = elf_file_open(image_fd(g, path, start), path, &g->view);
+	add(g, path, e, bias, start, end, user);
 }
 
 /*
@@ -162,7 +203,10 @@ int guest_add_symbols_spec(struct guest *g, const char *spec)
 
 void guest_add_loaded(struct guest *g, const char *path)
 {
-	struct elf_file *e = path[0] == '/' ? elf_file_get(path) : NULL;
+	struct elf_file *e = NULL;
+
+	if (path[0] == '/')
+		e = elf_file_open(view_open(&g->view, path, O_RDONLY), path, &g->view);
 
 	if (e)
 		add_file(g, path, e, 0, false);
@@ -181,16 +225,25 @@ static bool image_at(const struct map_entry *m, void *ctx)
 	const struct load_seg *seg;
 	struct elf_file *e;
 	uint64_t lo, hi, bias;
+	size_t len;
+	char *path;
 
 	if (q->host < m->start || q->host >= m->end)
 		return false;
-	e = m->path[0] == '/' ? elf_file_get(m->path) : NULL;
+	if (m->path[0] != '/')
+		return true;
+	len = strlen(m->path);
+	if (len > 10 && !strcmp(m->path + len - 10, " (deleted)"))
+		len -= 10; /* the file itself is still there, through the mapping */
+	path = xasprintf("%.*s", (int)len, m->path);
+	e = elf_file_open(mapped_open(g->pid, m->start, m->end, O_RDONLY), path, &g->view);
 	seg = e ? elf_file_seg_at_offset(e, m->offset) : NULL;
 	if (seg) {
 		bias = m->start - g->base - m->offset - seg->vaddr + seg->offset;
 		elf_file_range(e, &lo, &hi);
-		guest_add_image(g, m->path, bias, lo + bias, hi + bias, false);
+		add(g, path, e, bias, lo + bias, hi + bias, false);
 	}
+	free(path);
 	return true;
 }
 
@@ -290,7 +343,7 @@ void guest_copy(struct guest *dst, const struct guest *src)
 	for (size_t i = 0; i < src->nimgs; i++) {
 		const struct guest_image *img = &src->imgs[i];
 
-		guest_add_image(dst, img->path, img->bias, img->start, img->end, img->user);
+		add(dst, img->path, img->elf, img->bias, img->start, img->end, img->user);
 	}
 	if (src->base_known)
 		guest_set_base(dst, src->base);

@@ -5,7 +5,9 @@
  * image probe (executable, interpreter; in system mode, ELF files QEMU
  * loads), from --guest-elf and --guest-symbols, and, for the
  * libraries the guest's own loader maps, from QEMU's /proc/PID/maps, where
- * they appear at guest_base + guest address.
+ * they appear at guest_base + guest address.  Files are opened as QEMU
+ * sees them (procfile.h): a mapped file through the mapping, else by its
+ * path in QEMU's root.
  */
 #ifndef QJ_GUEST_H
 #define QJ_GUEST_H
@@ -15,6 +17,7 @@
 #include <sys/types.h>
 
 #include "naming/symbols.h"
+#include "util/procfile.h"
 
 struct guest_image {
 	uint64_t start, end;  /* guest addresses, end exclusive */
@@ -25,8 +28,9 @@ struct guest_image {
 };
 
 struct guest {
-	pid_t pid;     /* QEMU process, 0 when there is none to read */
-	uint64_t base; /* guest_base */
+	pid_t pid;	       /* QEMU process, 0 when there is none to read */
+	struct proc_view view; /* its files as it sees them */
+	uint64_t base;	       /* guest_base */
 	bool base_known;
 	struct guest_image *imgs; /* sorted by start, disjoint */
 	size_t nimgs, cap;
@@ -77,7 +81,7 @@ void guest_add_mapped(struct guest *g);
  * which is gone once QEMU exits.  Each address is looked up once.
  */
 void guest_see(struct guest *g, uint64_t addr);
-/* DST, new, gets SRC's images and guest_base (a forked process). */
+/* DST, new, gets SRC's images and guest_base (a forked process, same files). */
 void guest_copy(struct guest *dst, const struct guest *src);
 
 #endif

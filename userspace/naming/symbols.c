@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/symbols.h"
+#include "naming/debuginfo.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -7,7 +9,6 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 struct elf_file {
 	char *path;
+	int fd; /* what was read: the file, or a private copy of it */
 	dev_t dev;
 	ino_t ino;
 	struct sym *syms;
@@ -34,6 +36,9 @@ struct elf_file {
 	size_t build_id_len;
 	struct elf_file *next;
 };
+
+/* Files others can change are read from a private copy of at most this. */
+#define ELF_COPY_MAX (1ull << 30)
 
 /* The cache, kept for the life of the process (freeing libdw state at exit
  * would only slow the exit down). */
@@ -241,68 +246,6 @@ bool elf_find_note(Elf *elf, const char *name, uint32_t type,
 	return false;
 }
 
-/* Is there a debug file for this build-id?  Its path goes to *ctx. */
-static bool debug_file_by_build_id(const void *desc, size_t size, void *ctx)
-{
-	const unsigned char *id = desc;
-	char hex[2 * 64 + 1], *cand;
-
-	if (size < 2 || size > 64)
-		return false;
-	for (size_t i = 0; i < size; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	cand = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	if (access(cand, R_OK)) {
-		free(cand);
-		return false;
-	}
-	*(char **)ctx = cand;
-	return true;
-}
-
-/* Separate debug file of ELF at PATH, by build-id then .gnu_debuglink. */
-static char *find_debug_file(Elf *elf, const char *path)
-{
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-	char *cand = NULL;
-
-	if (elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, debug_file_by_build_id, &cand))
-		return cand;
-	scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		size_t shstrndx;
-		const char *name;
-		Elf_Data *d;
-		char *dir, *real;
-
-		if (elf_getshdrstrndx(elf, &shstrndx) || !gelf_getshdr(scn, &sh))
-			break;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".gnu_debuglink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
-			break;
-		real = realpath(path, NULL);
-		if (!real)
-			break;
-		dir = dirname(real);
-		const char *fmts[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
-		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-			cand = xasprintf(fmts[i], dir, (char *)d->d_buf);
-			if (strcmp(cand, path) && !access(cand, R_OK)) {
-				free(real);
-				return cand;
-			}
-			free(cand);
-		}
-		free(real);
-		break;
-	}
-	return NULL;
-}
-
 static bool copy_build_id(const void *desc, size_t size, void *ctx)
 {
 	struct elf_file *e = ctx;
@@ -314,18 +257,51 @@ static bool copy_build_id(const void *desc, size_t size, void *ctx)
 	return true;
 }
 
-static struct elf_file *load(const char *path, const struct stat *st)
+/*
+ * FD, or a private copy of it when someone else could change the file
+ * while we read it (a truncated mapping would kill us with SIGBUS); -1
+ * for a file too large to copy.  Takes FD.
+ */
+static int safe_fd(int fd, const char *path, const struct proc_view *v)
+{
+	int copy;
+
+	if (!file_changeable(fd, v->foreign))
+		return fd;
+	copy = file_snapshot(fd, "qemu-jitbpf-elf", ELF_COPY_MAX);
+	if (copy < 0)
+		pr_warn("%s: %s; its code is not named", path,
+			copy == -EFBIG ? "over 1 GiB, not read from a file others can change"
+				       : strerror(-copy));
+	return copy;
+}
+
+/* Add the symbols of debug file DBG, as V sees it. */
+static void read_debug_syms(struct sym_builder *b, const char *dbg, const struct proc_view *v)
+{
+	int dfd = view_open(v, dbg, O_RDONLY);
+	Elf *delf;
+
+	if (dfd < 0 || (dfd = safe_fd(dfd, dbg, v)) < 0)
+		return;
+	delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+	if (delf) {
+		read_syms(b, delf);
+		elf_end(delf);
+	}
+	close(dfd);
+}
+
+static struct elf_file *load(int fd, const char *path, const struct stat *st,
+			     const struct proc_view *v)
 {
 	struct sym_builder b = {0};
 	struct elf_file *e;
 	Elf *elf;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_dbg("cannot open %s: %m", path);
+	fd = safe_fd(fd, path, v);
+	if (fd < 0)
 		return NULL;
-	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		pr_dbg("%s is not an ELF file", path);
@@ -336,6 +312,7 @@ static struct elf_file *load(const char *path, const struct stat *st)
 	}
 	e = xcalloc(1, sizeof(*e));
 	e->path = xstrdup(path);
+	e->fd = fd;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
 	read_segs(e, elf);
@@ -347,24 +324,15 @@ static struct elf_file *load(const char *path, const struct stat *st)
 	}
 	elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, copy_build_id, e);
 	if (!read_syms(&b, elf)) {
-		char *dbg = find_debug_file(elf, path);
+		char *dbg = find_debug_file(elf, path, v);
 
 		if (dbg) {
-			int dfd = open(dbg, O_RDONLY | O_CLOEXEC);
-			Elf *delf = dfd < 0 ? NULL : elf_begin(dfd, ELF_C_READ_MMAP, NULL);
-
-			if (delf) {
-				read_syms(&b, delf);
-				elf_end(delf);
-			}
-			if (dfd >= 0)
-				close(dfd);
+			read_debug_syms(&b, dbg, v);
 			pr_dbg("%s: symbols from %s", path, dbg);
 			free(dbg);
 		}
 	}
 	elf_end(elf);
-	close(fd);
 	finish_syms(e, &b);
 	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
@@ -379,22 +347,38 @@ static struct elf_file *cached(const struct stat *st)
 	return NULL;
 }
 
-struct elf_file *elf_file_get(const char *path)
+struct elf_file *elf_file_open(int fd, const char *path, const struct proc_view *v)
 {
 	struct elf_file *e;
 	struct stat st;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
 	e = cached(&st);
-	if (e)
+	if (e) {
+		close(fd);
 		return e;
-	e = load(path, &st);
+	}
+	e = load(fd, path, &st, v);
 	if (e) {
 		e->next = files;
 		files = e;
 	}
 	return e;
+}
+
+struct elf_file *elf_file_get(const char *path)
+{
+	struct proc_view own = {.root_fd = -1};
+	int fd = view_open(&own, path, O_RDONLY);
+
+	if (fd < 0)
+		pr_dbg("cannot open %s: %s", path, strerror(-fd));
+	return elf_file_open(fd, path, &own);
 }
 
 /*
@@ -476,6 +460,7 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	e->path = xstrdup(path);
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
+	e->fd = -1;
 	e->dwfl_tried = true; /* no DWARF: names only */
 	finish_syms(e, &b);
 	e->lo = e->syms[0].addr;
@@ -489,6 +474,11 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 const char *elf_file_path(const struct elf_file *e)
 {
 	return e->path;
+}
+
+int elf_file_fd(const struct elf_file *e)
+{
+	return e->fd;
 }
 
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
@@ -541,7 +531,9 @@ static Dwfl_Module *module(struct elf_file *e)
 		e->dwfl_tried = true;
 		e->dwfl = dwfl_begin(&dwfl_callbacks);
 		if (e->dwfl) {
-			e->mod = dwfl_report_offline(e->dwfl, e->path, e->path, -1);
+			int fd = dup(e->fd); /* libdwfl closes it */
+
+			e->mod = fd < 0 ? NULL : dwfl_report_offline(e->dwfl, e->path, e->path, fd);
 			dwfl_report_end(e->dwfl, NULL, NULL);
 		}
 	}

@@ -3,8 +3,9 @@
  * Symbols of ELF files, by link address: sorted tables built once per file
  * from .symtab (or .dynsym), with separate debug files found by build-id
  * or .gnu_debuglink; source lines through libdwfl.  Files are cached by
- * path, device and inode, so an image mapped into several processes or
- * seen again after a flush is read once.
+ * device and inode, so an image mapped into several processes or seen
+ * again after a flush is read once, and two containers' files at one path
+ * each get their own names.
  */
 #ifndef QJ_SYMBOLS_H
 #define QJ_SYMBOLS_H
@@ -36,7 +37,14 @@ typedef struct Elf Elf;
 bool elf_find_note(Elf *elf, const char *name, uint32_t type,
 		   bool (*fn)(const void *desc, size_t size, void *ctx), void *ctx);
 
-/* NULL when PATH is not a readable ELF file (reason logged with -v). */
+struct proc_view;
+/*
+ * The ELF file open at FD (taken), which process view V names PATH; NULL
+ * when it is not a readable ELF file (reason logged with -v).  A file that
+ * others can change is read from a private copy.
+ */
+struct elf_file *elf_file_open(int fd, const char *path, const struct proc_view *v);
+/* The same for PATH in the tool's own view (options, the host's files). */
 struct elf_file *elf_file_get(const char *path);
 /*
  * The code symbols of a System.map or /proc/kallsyms copy, as a file
@@ -46,6 +54,8 @@ struct elf_file *elf_file_get(const char *path);
  */
 struct elf_file *symbol_map_get(const char *path, char *why, size_t len);
 const char *elf_file_path(const struct elf_file *e);
+/* What was read, for libdw (dup it); -1 for a symbol map. */
+int elf_file_fd(const struct elf_file *e);
 /* Lowest and highest (exclusive) link address of PT_LOAD segments. */
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
 /* The PT_LOAD segment that maps file offset OFF, or NULL. */

@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <string.h>
+#include <unistd.h>
 
 /* DWARF register numbers of the guest's sp, fp and return address. */
 struct guest_abi {
@@ -197,11 +198,17 @@ static bool dw_prepare(struct guest *g)
 	for (size_t i = 0; i < g->nimgs; i++) {
 		const struct guest_image *img = &g->imgs[i];
 
-		if (!img->elf)
+		int fd;
+
+		if (!img->elf || elf_file_fd(img->elf) < 0)
 			continue;
 		if (!machine)
 			machine = elf_file_machine(img->elf);
-		if (!dwfl_report_elf(dw.dwfl, img->path, img->path, -1, img->bias, false))
+		/* The file we read, not the path (a container's); libdwfl
+		 * closes the copy. */
+		fd = dup(elf_file_fd(img->elf));
+		if (fd >= 0 &&
+		    !dwfl_report_elf(dw.dwfl, img->path, img->path, fd, img->bias, false))
 			pr_dbg("libdwfl: %s: %s", img->path, dwfl_errmsg(-1));
 	}
 	dwfl_report_end(dw.dwfl, NULL, NULL);

@@ -89,22 +89,33 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid)
+int safe_file_create_at(struct safe_file *sf, int dirfd, const char *name, mode_t mode, uid_t uid,
+			gid_t gid)
 {
-	int fd;
+	int fd = -1;
 
 	memset(sf, 0, sizeof(*sf));
-	sf->path = xstrdup(path);
-	sf->tmp = xasprintf("%s.tmp-XXXXXX", path);
+	sf->dirfd = dirfd;
+	sf->path = xstrdup(name);
 	sf->mode = mode;
 	sf->uid = uid;
 	sf->gid = gid;
-	/* mkstemp opens with O_CREAT|O_EXCL: never through a link. */
-	fd = mkstemp(sf->tmp);
+	/* O_CREAT|O_EXCL|O_NOFOLLOW: never through a link, never a file
+	 * someone else made. */
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		uint64_t r = mono_ns() * 0x9e3779b97f4a7c15ull ^ ((uint64_t)getpid() << 32) ^ tries;
+
+		free(sf->tmp);
+		sf->tmp = xasprintf("%s.tmp-%06x", name, (unsigned int)(r & 0xffffff));
+		fd = openat(dirfd, sf->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		int err = -errno;
 
-		pr_err("cannot create a file next to %s: %s", path, strerror(errno));
+		pr_err("cannot create a file next to %s: %s", name, strerror(errno));
 		free(sf->path);
 		free(sf->tmp);
 		return err;
@@ -112,10 +123,17 @@ int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t 
 	sf->f = fdopen(fd, "w");
 	if (!sf->f) {
 		close(fd);
-		unlink(sf->tmp);
+		unlinkat(dirfd, sf->tmp, 0);
+		free(sf->path);
+		free(sf->tmp);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	return safe_file_create_at(sf, AT_FDCWD, path, mode, uid, gid);
 }
 
 int safe_file_commit(struct safe_file *sf)
@@ -130,11 +148,11 @@ int safe_file_commit(struct safe_file *sf)
 	if (fclose(sf->f) && !err)
 		err = -errno;
 	/* rename() replaces a link at PATH, it never follows it. */
-	if (!err && rename(sf->tmp, sf->path))
+	if (!err && renameat(sf->dirfd, sf->tmp, sf->dirfd, sf->path))
 		err = -errno;
 	if (err) {
 		pr_err("cannot write %s: %s", sf->path, strerror(-err));
-		unlink(sf->tmp);
+		unlinkat(sf->dirfd, sf->tmp, 0);
 	}
 	free(sf->path);
 	free(sf->tmp);
@@ -144,7 +162,7 @@ int safe_file_commit(struct safe_file *sf)
 void safe_file_abort(struct safe_file *sf)
 {
 	fclose(sf->f);
-	unlink(sf->tmp);
+	unlinkat(sf->dirfd, sf->tmp, 0);
 	free(sf->path);
 	free(sf->tmp);
 }

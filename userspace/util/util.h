@@ -38,6 +38,7 @@ uint64_t mono_ns(void);
  * owner is not (uid_t)-1, that owner.
  */
 struct safe_file {
+	int dirfd; /* PATH and TMP are relative to it */
 	char *path;
 	char *tmp;
 	FILE *f;
@@ -46,6 +47,9 @@ struct safe_file {
 	mode_t mode;
 };
 int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* The same for NAME in directory DIRFD (another namespace's /tmp). */
+int safe_file_create_at(struct safe_file *sf, int dirfd, const char *name, mode_t mode, uid_t uid,
+			gid_t gid);
 int safe_file_commit(struct safe_file *sf);
 void safe_file_abort(struct safe_file *sf);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "writers/jitdump.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define JITDUMP_MAGIC	    0x4A695444u
@@ -19,7 +19,8 @@
 
 struct jitdump {
 	pid_t pid;
-	uid_t uid; /* QEMU's */
+	uid_t uid;    /* QEMU's */
+	bool foreign; /* QEMU's files are another mount namespace's */
 	uint32_t elf_mach;
 	uint64_t code_index; /* unique over the whole run */
 	/* Records, in memory until the marker is known, then the file. */
@@ -32,12 +33,13 @@ struct jitdump {
 	int err;
 };
 
-struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach)
+struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach, bool foreign)
 {
 	struct jitdump *j = xcalloc(1, sizeof(*j));
 
 	j->pid = pid;
 	j->uid = uid;
+	j->foreign = foreign;
 	j->elf_mach = elf_mach;
 	j->memf = open_memstream(&j->mem, &j->memlen);
 	if (!j->memf) {
@@ -60,11 +62,8 @@ static void put(struct jitdump *j, const void *p, size_t n)
 }
 
 struct mapped_query {
-	uint64_t addr;
+	uint64_t addr, end;
 	const char *path;
-	const struct map_entry *found;
-	dev_t dev;
-	ino_t ino;
 	bool match;
 };
 
@@ -75,27 +74,44 @@ static bool mapping_at(const struct map_entry *m, void *ctx)
 	if (m->start != q->addr)
 		return false;
 	q->match = !strcmp(m->path, q->path);
-	q->dev = m->dev;
-	q->ino = m->ino;
+	q->end = m->end;
 	return true;
 }
 
 /*
- * Device and inode of the file QEMU mapped at ADDR, from /proc/PID/maps;
- * -ESRCH when QEMU has no mappings any more (it has exited).
+ * The marker QEMU mapped at ADDR, for writing: the very file, through
+ * /proc/PID/map_files, whatever its path names now (a link, another file,
+ * and in a container another namespace's file).  A QEMU that has exited
+ * (a short run) shows no mapping: then, if it ran in our mount namespace,
+ * the file at PATH if it is what QEMU created, an empty regular file of
+ * QEMU's user with no other name.
  */
-static int mapped_file(pid_t pid, uint64_t addr, const char *path, dev_t *dev, ino_t *ino)
+static int open_marker(struct jitdump *j, const char *path, uint64_t addr)
 {
 	struct mapped_query q = {.addr = addr, .path = path};
-	int err = maps_find(pid, mapping_at, &q);
+	int err = maps_find(j->pid, mapping_at, &q), fd;
+	struct stat st;
 
-	if (err)
-		return err;
-	if (!q.match)
+	if (!err && q.match) {
+		fd = mapped_open(j->pid, addr, q.end, O_WRONLY);
+	} else if (err == -ESRCH && !j->foreign) {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && (fstat(fd, &st) || st.st_size)) {
+			close(fd);
+			fd = -EPERM;
+		}
+	} else {
+		pr_err("jitdump marker %s is not mapped by QEMU (pid %d)", path, j->pid);
 		return -ENOENT;
-	*dev = q.dev;
-	*ino = q.ino;
-	return 0;
+	}
+	if (fd >= 0 &&
+	    (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != j->uid)) {
+		close(fd);
+		fd = -EPERM;
+	}
+	if (fd < 0)
+		pr_err("jitdump marker %s was replaced; not writing it", path);
+	return fd;
 }
 
 int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
@@ -104,33 +120,13 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 		uint32_t magic, version, total_size, elf_mach, pad1, pid;
 		uint64_t timestamp, flags;
 	} hdr = {JITDUMP_MAGIC, JITDUMP_VERSION, sizeof(hdr), j->elf_mach, 0, j->pid, mono_ns(), 0};
-	struct stat st;
-	dev_t dev = 0;
-	ino_t ino = 0;
 	int fd, err;
 
 	if (j->f)
 		return 0; /* a later handshake reports the same marker */
-	err = mapped_file(j->pid, addr, path, &dev, &ino);
-	if (err && err != -ESRCH) {
-		pr_err("jitdump marker %s is not mapped by QEMU (pid %d)", path, j->pid);
-		return err;
-	}
-	/*
-	 * Write the very file QEMU mapped, never a link planted in its place.
-	 * A QEMU that has exited (a short run) shows no mapping: then the file
-	 * must be what QEMU created, an empty regular file of QEMU's user with
-	 * no other name.
-	 */
-	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) ||
-	    (err ? !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != j->uid || st.st_size
-		 : st.st_dev != dev || st.st_ino != ino)) {
-		pr_err("jitdump marker %s was replaced; not writing it", path);
-		if (fd >= 0)
-			close(fd);
-		return -EPERM;
-	}
+	fd = open_marker(j, path, addr);
+	if (fd < 0)
+		return fd;
 	/* A QEMU process has one marker: one tool at a time writes it. */
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		pr_err("jitdump %s is being written by another qemu-jitbpf; "

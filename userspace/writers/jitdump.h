@@ -20,8 +20,12 @@ struct jd_line {
 
 struct jitdump;
 
-struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach);
-/* Open the marker QEMU mapped at ADDR; checks it is the mapped file. */
+/* FOREIGN: QEMU runs in another mount namespace (a container). */
+struct jitdump *jitdump_new(pid_t pid, uid_t uid, uint32_t elf_mach, bool foreign);
+/*
+ * Open the marker QEMU mapped at ADDR, which it names PATH: the mapped
+ * file itself, never what PATH names in our namespace.
+ */
 int jitdump_open(struct jitdump *j, const char *path, uint64_t addr);
 bool jitdump_is_open(const struct jitdump *j);
 const char *jitdump_path(const struct jitdump *j);

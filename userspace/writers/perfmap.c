@@ -20,14 +20,15 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
-int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid, uint64_t *bytes)
+int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid_t gid,
+		  uint64_t *bytes)
 {
 	struct safe_file sf;
 	size_t n = codemap_live(m);
 	char head[40];
 	int err;
 
-	err = safe_file_create(&sf, path, 0644, uid, gid);
+	err = safe_file_create_at(&sf, dirfd, path, 0644, uid, gid);
 	if (err)
 		return err;
 	/* A few hundred thousand lines: format by hand, not with printf. */

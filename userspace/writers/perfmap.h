@@ -8,7 +8,11 @@
 
 #include "naming/codemap.h"
 
-/* Write PATH atomically, readable by all, owned by UID:GID; 0 or -errno. */
-int perfmap_write(struct codemap *m, const char *path, uid_t uid, gid_t gid, uint64_t *bytes);
+/*
+ * Write PATH in directory DIRFD (AT_FDCWD, or a container's /tmp)
+ * atomically, readable by all, owned by UID:GID; 0 or -errno.
+ */
+int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid_t gid,
+		  uint64_t *bytes);
 
 #endif

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "util/procfile.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+
+static int openat2_path(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = (uint64_t)flags | O_CLOEXEC,
+		.resolve = resolve,
+	};
+	int fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Open the regular file that O_PATH descriptor FD is, with FLAGS; closes FD. */
+static int reopen_regular(int fd, int flags)
+{
+	char self[64];
+	struct stat st;
+	int rfd;
+
+	if (fstat(fd, &st)) {
+		rfd = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		rfd = -EINVAL;
+	} else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		rfd = open(self, flags | O_CLOEXEC | O_NOCTTY);
+		if (rfd < 0)
+			rfd = -errno;
+	}
+	close(fd);
+	return rfd;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], *text, *line, *end;
+	pid_t ns = pid;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_all(path, &len, 4096);
+	if (!text)
+		return pid;
+	line = strstr(text, "\nNStgid:");
+	if (line) {
+		line += strlen("\nNStgid:");
+		end = line + strcspn(line, "\n");
+		*end = 0;
+		/* The innermost namespace's pid is the last. */
+		while (*line) {
+			char *next;
+			long v = strtol(line, &next, 10);
+
+			if (next == line)
+				break;
+			ns = v;
+			line = next;
+		}
+	}
+	free(text);
+	return ns;
+}
+
+void proc_view_open(struct proc_view *v, pid_t pid)
+{
+	char root[64], mnt[64];
+
+	memset(v, 0, sizeof(*v));
+	v->root_fd = -1;
+	v->pid = pid;
+	v->nspid = pid;
+	if (pid <= 0)
+		return;
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	v->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (v->root_fd < 0)
+		return;
+	snprintf(mnt, sizeof(mnt), "/proc/%d/ns/mnt", pid);
+	v->foreign = !same_file(mnt, "/proc/self/ns/mnt") || !same_file(root, "/");
+	v->nspid = ns_pid(pid);
+	if (v->foreign)
+		pr_dbg("pid %d: in a container (pid %d there)", pid, v->nspid);
+}
+
+void proc_view_close(struct proc_view *v)
+{
+	if (v->root_fd >= 0)
+		close(v->root_fd);
+	v->root_fd = -1;
+}
+
+void proc_view_copy(struct proc_view *dst, const struct proc_view *src, pid_t pid)
+{
+	*dst = *src;
+	dst->pid = pid;
+	dst->nspid = ns_pid(pid);
+	if (src->root_fd >= 0)
+		dst->root_fd = fcntl(src->root_fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* The O_PATH descriptor of PATH (a directory if DIR) as V sees it. */
+static int view_path(const struct proc_view *v, const char *path, bool dir)
+{
+	int flags = O_PATH | (dir ? O_DIRECTORY : 0);
+
+	if (v->root_fd < 0)
+		return openat2_path(AT_FDCWD, path, flags, 0);
+	return openat2_path(v->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+int view_open(const struct proc_view *v, const char *path, int flags)
+{
+	int fd = view_path(v, path, false);
+
+	return fd < 0 ? fd : reopen_regular(fd, flags);
+}
+
+int view_open_dir(const struct proc_view *v, const char *path)
+{
+	return view_path(v, path, true);
+}
+
+bool view_exists(const struct proc_view *v, const char *path)
+{
+	int fd = view_path(v, path, false);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int mapped_open(pid_t pid, uint64_t start, uint64_t end, int flags)
+{
+	char link[96];
+	int fd;
+
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	fd = open(link, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return reopen_regular(fd, flags);
+}
+
+bool file_changeable(int fd, bool foreign)
+{
+	struct stat st;
+
+	if (foreign || fstat(fd, &st))
+		return true;
+	/* Root's, and written by root only: changed only by root. */
+	return st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int file_snapshot(int fd, const char *name, uint64_t max)
+{
+	uint64_t copied = 0;
+	struct stat st;
+	int mfd, err = 0;
+
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		err = -EFBIG;
+		goto out;
+	}
+	mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* The file may grow while we copy: never beyond MAX. */
+	for (;;) {
+		ssize_t n = sendfile(mfd, fd, NULL, 1 << 20);
+
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		copied += n;
+		if (copied > max) {
+			err = -EFBIG;
+			break;
+		}
+	}
+	if (!err &&
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL))
+		err = -errno;
+	if (err)
+		close(mfd);
+	else
+		err = mfd;
+out:
+	close(fd);
+	return err;
+}
