@@ -26,7 +26,7 @@ need "make qemu tool guests" "$QA" "$TOOL" "$BB" "$HOT"
 need_rounds
 need_root
 
-NAME=qemu-jitbpf-bench-aarch64
+NAME=jitbpf-bench-aarch64
 work=$(mktemp -d)
 trap '"$TOP/scripts/binfmt.sh" unregister "$NAME"; rm -rf "$work"' EXIT
 [ -e /proc/sys/fs/binfmt_misc/register ] ||

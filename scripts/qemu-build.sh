@@ -78,6 +78,8 @@ static)
 	CONFIG_FLAGS="--target-list=$TARGETS --static --enable-trace-backends=dtrace
 	--disable-plugins --disable-docs --disable-tools --disable-system
 	--disable-werror --extra-cflags=-fno-omit-frame-pointer"
+	# (Debian's 10.2.2 source comes without the firmware blobs.)
+	[ "$VERSION" != 10.2.2 ] || CONFIG_FLAGS="$CONFIG_FLAGS --disable-install-blobs"
 	BINARIES="qemu-x86_64 qemu-aarch64"
 	NINJA_EXTRA=
 	;;

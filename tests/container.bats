@@ -28,11 +28,15 @@ teardown() {
 	touch "$CT/ctl/stop" 2>/dev/null || true
 	stop_bg
 	if [ -n "$CT_PID" ]; then
+		# QEMU is the container's init: all of it goes with it.
+		kill -9 "${QP:-$CT_PID}" 2>/dev/null || true
 		kill "$CT_PID" 2>/dev/null || true
 		wait "$CT_PID" 2>/dev/null || true
 	fi
 	rm -rf "$CT" "/tmp/perf-${QP:-x}.map"
 	[ -z "${HOST_DEBUG:-}" ] || rm -f "$HOST_DEBUG"
+	binfmt_unregister
+	[ -z "${OURS:-}" ] || "$TOP/scripts/binfmt.sh" uninstall >/dev/null
 }
 
 # Start QEMU in a container running PROGRAM (copied to $CT/app/prog there)
@@ -91,24 +95,28 @@ check_perf() { # PERF_DATA
 	no_decoy "$D/samples.txt"
 }
 
-@test "-p late into a container: perf map (host and container), perf report and perf inject -j name the container's program, never the host's" {
-	ct_start "$QX" "$HOT" "" -u "$CT/ctl/stop"
-	sleep 1
-	attach_late 3 --perfmap --jitdump
-	# Both perf maps: the host's, and the container's own /tmp/perf-1.map,
-	# which perf reads first while the process lives.
-	grep -q ' hot_main$' "/tmp/perf-$QP.map"
-	no_decoy "/tmp/perf-$QP.map"
-	ct_exec cat /tmp/perf-1.map >"$D/ct.map"
-	grep -q ' hot_main$' "$D/ct.map"
-	no_decoy "$D/ct.map"
-	# perf 6.1 takes the jitdump while the process lives: the marker is
-	# the container's /tmp/jit-1.dump.
-	ct_exec test -s /tmp/jit-1.dump || fail "the container's jit-1.dump is empty"
-	check_perf "$D/perf.data"
-	perf_inject "$D/perf.data" "$D/perf.jit.data"
-	check_perf "$D/perf.jit.data"
-	ct_stop
+@test "-p late into a container, dynamic and static QEMU: perf map (host and container), perf report and perf inject -j name the container's program, never the host's" {
+	[ -x "$QS" ] || fail "$QS is not built (make qemu)"
+	for q in "$QX" "$QS"; do
+		ct_start "$q" "$HOT" "" -u "$CT/ctl/stop"
+		sleep 1
+		attach_late 3 --perfmap --jitdump
+		# Both perf maps: the host's, and the container's own
+		# /tmp/perf-1.map, which perf reads first while the process lives.
+		grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "${q##*/}: no hot_main"
+		no_decoy "/tmp/perf-$QP.map"
+		ct_exec cat /tmp/perf-1.map >"$D/ct.map"
+		grep -q ' hot_main$' "$D/ct.map" || fail "${q##*/}: no hot_main in the container's map"
+		no_decoy "$D/ct.map"
+		# perf 6.1 takes the jitdump while the process lives: the marker
+		# is the container's /tmp/jit-1.dump.
+		ct_exec test -s /tmp/jit-1.dump || fail "${q##*/}: the container's jit-1.dump is empty"
+		check_perf "$D/perf.data"
+		perf_inject "$D/perf.data" "$D/perf.jit.data"
+		check_perf "$D/perf.jit.data"
+		ct_stop
+		rm -f "/tmp/perf-$QP.map"
+	done
 }
 
 @test "-a before a containerized QEMU: perf map, --profile and --uftrace name the container's program" {
@@ -184,4 +192,145 @@ debug_case() { # NAME PLANT
 	debug_case "a 4 GiB file" "truncate -s 4G \"\$DBG\""
 	grep -q 'over 1 GiB' "$D/bg.err" || fail "no warning for the 4 GiB file: $(cat "$D/bg.err")"
 	debug_case "a truncated debug file" "head -c 4000 '$CT/ctl/hot.debug' >\"\$DBG\""
+}
+
+# An aarch64 container: its own root ($R, entered with unshare --root) with
+# Debian's arm64 busybox-static and the aarch64 hot at $CT/app/prog (on the
+# host, that path holds the decoy), every program run by the static
+# qemu-aarch64 that binfmt_misc registered with flags OPF.
+arm_root() {
+	QSA=$BUILD/qemu-$V-static/bin/qemu-aarch64-static
+	[ -x "$QSA" ] || fail "$QSA is not built (make qemu)"
+	BB=$(guest aarch64 busybox)
+	[ -x "$BB" ] || fail "$BB missing (make guests)"
+	R=$CT/root
+	mkdir -p "$R/bin" "$R/tmp" "$R/proc" "$R$CT/app" "$R$CT/ctl"
+	cp "$BB" "$R/bin/busybox"
+	ln -s busybox "$R/bin/sh"
+	cp "$(guest aarch64 hot)" "$R$CT/app/prog"
+	cp "$(guest aarch64 decoy)" "$CT/app/prog"
+	binfmt_register "$QSA" OPF
+}
+
+# Run SCRIPT with the container's busybox sh; the shell's host pid in QP.
+arm_start() { # SCRIPT
+	echo "$1" >"$R/script.sh"
+	unshare --mount --pid --fork --propagation private sh -c "
+		mount -t tmpfs tmpfs '$R/tmp' && mount -t proc proc '$R/proc' &&
+		exec chroot '$R' /bin/sh /script.sh" >"$D/ct.out" 2>"$D/ct.err" &
+	CT_PID=$!
+	for _ in $(seq 100); do
+		QP=$(pgrep -P "$CT_PID" || true)
+		[ -n "$QP" ] && [ "$(readlink "/proc/$QP/exe")" = "$(readlink -f "$QSA")" ] && return
+		sleep 0.1
+	done
+	fail "the container's shell did not start: $(cat "$D/ct.err")"
+}
+
+# Each command of the container with a perf map (from -v's lines): complete,
+# the hot ones named from the container's hot; HOT of them at least.
+check_arm_maps() { # STDERR-FILE HOT
+	local pid hot=0 n=0
+	for pid in $(sed -nE 's/.*pid ([0-9]+) \((exit|exec)\): wrote .*/\1/p' "$1" | sort -u); do
+		n=$((n + 1))
+		[ -s "/tmp/perf-$pid.map" ] || fail "pid $pid: empty perf map"
+		grep -vqE '^[0-9a-f]+ [0-9a-f]+ .+$' "/tmp/perf-$pid.map" && fail "pid $pid: bad line"
+		no_decoy "/tmp/perf-$pid.map"
+		if grep -q ' hot_main$' "/tmp/perf-$pid.map"; then
+			hot=$((hot + 1))
+			grep -qE "^prog-$pid;.*hot_main( |;)" "$D/p.folded" ||
+				fail "pid $pid: no hot_main under its root in the profile"
+		fi
+		rm -f "/tmp/perf-$pid.map"
+	done
+	echo "# $n commands with a perf map, $hot named hot" >&3
+	[ "$n" -gt 0 ] || fail "no command with a perf map"
+	[ "$hot" -ge "$2" ] || fail "$hot hot commands, not $2"
+	no_decoy "$D/p.folded"
+}
+
+@test "an aarch64 container run by the binfmt-registered static emulator: -a before, each command of its script named" {
+	arm_root
+	start_bg "$QEMU_JITBPF" -a -v --qemu "$QSA" --perfmap --profile="$D/p.folded"
+	wait_bg_err 'attached to .* binaries' 10
+	arm_start "for i in 1 2 3; do $CT/app/prog 20000 >/tmp/out; /bin/busybox true; done"
+	wait_pid "$CT_PID" 60 "the container"
+	CT_PID=
+	kill -INT "$BG_PID"
+	wait_bg 60
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
+	check_arm_maps "$D/bg.err" 3
+}
+
+@test "an aarch64 container: -p late on its shell while it loops, each later command named" {
+	arm_root
+	arm_start "while [ ! -e $CT/ctl/stop ]; do $CT/app/prog 20000 >/tmp/out; /bin/busybox true; done"
+	sleep 1
+	run "$QEMU_JITBPF" -v -p "$QP" --perfmap --profile="$D/p.folded" -d 5
+	echo "$output" | grep -v ': pid [0-9]*: ' | sed 's/^/# /' >&3
+	assert_success
+	echo "$output" >"$D/err"
+	touch "$R$CT/ctl/stop"
+	check_arm_maps "$D/err" 2
+}
+
+@test "make binfmt-install registers the static emulators as Debian does, refuses a format another entry claims, and uninstall leaves nothing of ours" {
+	binfmt_mount
+	B=/proc/sys/fs/binfmt_misc
+	host=$(uname -m)
+	foreign=aarch64
+	[ "$host" != aarch64 ] || foreign=x86_64
+	# Not mounted: one line.
+	run env BINFMT_MISC="$D" "$TOP/scripts/binfmt.sh" install
+	[ "$status" = 1 ] && [ "${#lines[@]}" = 1 ] || fail "$output"
+	assert_output --partial "binfmt_misc is not mounted at $D"
+	# Another entry claims the format: refused, and named.
+	"$TOP/scripts/binfmt.sh" register "$BINFMT_NAME" "$(qemu_bin "$V" "$foreign")" "$foreign" F
+	run make -s -C "$TOP" binfmt-install
+	[ "$status" != 0 ] || fail "installed over $BINFMT_NAME: $output"
+	assert_output --partial "already run by binfmt_misc entry $BINFMT_NAME ($(qemu_bin "$V" "$foreign"))"
+	[ ! -e "$B/qemu-jitbpf-$foreign" ] || fail "registered all the same"
+	binfmt_unregister
+	OURS=1
+	run make -s -C "$TOP" binfmt-install
+	assert_success
+	echo "$output" | sed 's/^/#   /' >&3
+	e=$B/qemu-jitbpf-$foreign
+	[ -e "$e" ] || fail "no $e"
+	grep -qx enabled "$e"
+	grep -qx "interpreter $BUILD/qemu-$V-static/bin/qemu-$foreign-static" "$e" || fail "$(cat "$e")"
+	grep -qx 'flags: POF' "$e" || fail "flags: $(cat "$e")"
+	[ ! -e "$B/qemu-jitbpf-$host" ] || fail "the host's own architecture was registered"
+	# A foreign program runs with it.
+	run "$(guest "$foreign" hot)" 10
+	assert_success
+	assert_output --regexp '^hot 10 '
+	run make -s -C "$TOP" binfmt-uninstall
+	assert_success
+	[ -z "$(ls "$B" | grep '^qemu-jitbpf-')" ] || fail "left: $(ls "$B")"
+}
+
+@test "an aarch64 container's links lead nowhere outside its root: a debug file linked to the host's is not read" {
+	arm_root
+	aarch64-linux-gnu-strip -s -o "$R$CT/app/prog" "$(guest aarch64 hot)"
+	id=$(readelf -n "$(guest aarch64 hot)" | sed -n 's/.*Build ID: //p')
+	dir=$R/usr/lib/debug/.build-id/${id:0:2}
+	mkdir -p "$dir"
+	# On the host, the decoy's symbols; in the container, links to them,
+	# absolute and climbing out with "..".
+	aarch64-linux-gnu-objcopy --only-keep-debug "$(guest aarch64 decoy)" "$CT/ctl/decoy.debug"
+	ln -s "$CT/ctl/decoy.debug" "$dir/${id:2}.debug"
+	arm_start "while [ ! -e $CT/ctl/stop ]; do $CT/app/prog 20000 >/tmp/out; done"
+	sleep 1
+	run "$QEMU_JITBPF" -v -p "$QP" --perfmap --profile="$D/p.folded" -d 3
+	assert_success
+	echo "$output" >"$D/err"
+	check_arm_maps "$D/err" 0
+	rm "$dir/${id:2}.debug"
+	ln -s "../../../../../../../../../../../../..$CT/ctl/decoy.debug" "$dir/${id:2}.debug"
+	run "$QEMU_JITBPF" -v -p "$QP" --perfmap --profile="$D/p.folded" -d 3
+	assert_success
+	echo "$output" >"$D/err"
+	check_arm_maps "$D/err" 0
+	touch "$R$CT/ctl/stop"
 }

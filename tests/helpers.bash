@@ -253,7 +253,7 @@ EOF
 
 # binfmt_misc runs our qemu-aarch64 for every aarch64 program, as on a
 # cross-architecture container build host.
-BINFMT_NAME=qemu-jitbpf-test-aarch64
+BINFMT_NAME=jitbpf-test-aarch64
 
 binfmt_register() { # QEMU [FLAGS]
 	binfmt_mount
