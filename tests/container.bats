@@ -151,6 +151,25 @@ check_perf() { # PERF_DATA
 	ct_stop
 }
 
+@test "links planted at the container's perf map and jitdump marker: replaced or refused with a warning, never followed" {
+	echo precious >"$CT/ctl/victim"
+	ct_start "$QX" "$HOT" "ln -s '$CT/ctl/victim' /tmp/perf-1.map &&" -u "$CT/ctl/stop"
+	attach_late 1 --perfmap --jitdump
+	[ "$(cat "$CT/ctl/victim")" = precious ] || fail "written through the perf map's link"
+	ct_exec test -f /tmp/perf-1.map -a ! -L /tmp/perf-1.map || fail "the link is still there"
+	ct_exec grep -q ' hot_main$' /tmp/perf-1.map
+	ct_exec test -s /tmp/jit-1.dump
+	# The marker QEMU mapped moves away; a link to the victim takes its name.
+	ct_exec sh -c "mv /tmp/jit-1.dump /tmp/old.dump && ln -s '$CT/ctl/victim' /tmp/jit-1.dump"
+	rm -f "/tmp/perf-$QP.map"
+	attach_late 1 --perfmap --jitdump
+	[ "$(cat "$CT/ctl/victim")" = precious ] || fail "written through the marker's link"
+	grep -q "^qemu-jitbpf: warning: pid $QP: jitdump marker /tmp/jit-1.dump is not the file QEMU mapped; no jitdump$" "$D/bg.err" ||
+		fail "no warning: $(cat "$D/bg.err")"
+	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "no perf map beside the refused jitdump"
+	ct_stop
+}
+
 # A stripped hot whose debug file is the container's business: the tool
 # looks it up by build-id in the container's /usr/lib/debug.  Whatever the
 # container puts there (PLANT: shell run inside, $DBG the path) must not
@@ -333,4 +352,37 @@ check_arm_maps() { # STDERR-FILE HOT
 	echo "$output" >"$D/err"
 	check_arm_maps "$D/err" 0
 	touch "$R$CT/ctl/stop"
+}
+
+@test "an emulator registered from another mount namespace, its path naming nothing here: known by device and inode (-a, -p)" {
+	QSA=$BUILD/qemu-$V-static/bin/qemu-aarch64-static
+	[ -x "$QSA" ] || fail "$QSA is not built (make qemu)"
+	binfmt_mount
+	# As a container runtime does: the emulator at a path of its own
+	# namespace, opened by binfmt_misc (F) at registration.
+	mkdir -p "$CT/emu"
+	unshare --mount --propagation private sh -c "
+		mount -t tmpfs tmpfs '$CT/emu' && touch '$CT/emu/qemu-aarch64' &&
+		mount --bind '$QSA' '$CT/emu/qemu-aarch64' &&
+		'$TOP/scripts/binfmt.sh' register '$BINFMT_NAME' '$CT/emu/qemu-aarch64' aarch64 OPF"
+	AH=$(guest aarch64 hot)
+	"$AH" -u "$CT/ctl/stop" >/dev/null &
+	QP=$!
+	PIDS=("$QP")
+	sleep 0.5
+	exe=$(readlink "/proc/$QP/exe")
+	echo "# /proc/$QP/exe: $exe" >&3
+	[ "$(stat -Lc %d:%i "/proc/$QP/exe")" != "$(stat -c %d:%i "$exe")" ] ||
+		fail "$exe names the emulator here"
+	# -p: attached through /proc/PID/exe.
+	attach_late 1 --perfmap
+	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "-p: no hot_main"
+	rm -f "/tmp/perf-$QP.map"
+	# -a, naming the emulator by a path of ours: the same file.
+	start_bg "$QEMU_JITBPF" -a -v --qemu "$QSA" --perfmap -d 2
+	wait_bg 30
+	[ "$BG_STATUS" = 0 ] || fail "-a failed: $(cat "$D/bg.err")"
+	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "-a: no hot_main: $(cat "$D/bg.err")"
+	touch "$CT/ctl/stop"
+	wait "$QP"
 }

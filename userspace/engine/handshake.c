@@ -41,12 +41,14 @@ static int file_to_addr(pid_t pid, uint64_t off, uint64_t *addr)
 
 int handshake_init(struct handshake *h, const struct target *t)
 {
+	char exe[64];
 	uint64_t off;
 	int err;
 
 	memset(h, 0, sizeof(*h));
 	h->pid = t->pid;
-	err = elf_usdt_semaphore(t->exe, "qemu", "jit_attach_request", &off);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", t->pid);
+	err = elf_usdt_semaphore(exe, "qemu", "jit_attach_request", &off);
 	if (err) {
 		pr_err("%s (pid %d) has an older qemu-jitbpf series without "
 		       "qemu:jit_attach_request; rebuild it: make qemu",

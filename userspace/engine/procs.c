@@ -147,7 +147,8 @@ static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
 	struct session *s = &p->s;
 	int err;
 
-	if (!named) {
+	/* (A refused marker has had its warning.) */
+	if (!named || s->marker_refused) {
 		jitdump_discard(s->jd);
 		s->jd = NULL;
 		return;

@@ -92,7 +92,14 @@ static void on_marker(struct session *s, const struct qj_marker *r)
 {
 	if (!s->jd || jitdump_is_open(s->jd))
 		return;
-	if (!r->path[0] || jitdump_open(s->jd, r->path, r->addr))
+	int err;
+
+	if (!r->path[0])
+		return;
+	err = jitdump_open(s->jd, r->path, r->addr);
+	/* (A marker replaced in QEMU's filesystem costs the jitdump only.) */
+	s->marker_refused = err == -EPERM || err == -ENOENT;
+	if (err)
 		return;
 	free(s->marker_path);
 	s->marker_path = xstrdup(r->path);
@@ -166,7 +173,7 @@ int session_check_handshake(struct session *s, bool need_prologue)
 		missing = "the prologue";
 	else if (!s->jm.guest.nimgs && !s->target->system)
 		missing = "the guest's images";
-	else if (s->want_jitdump && !s->marker_path)
+	else if (s->want_jitdump && !s->marker_path && !s->marker_refused)
 		missing = "a jitdump marker";
 	if (!missing)
 		return 0;

@@ -30,6 +30,7 @@ struct session {
 	bool prologue_loaded; /* in the jitdump */
 	uint64_t bytes;
 	char *marker_path;
+	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
 };
 
 /* KEEP_INSNS: the profiler names samples per guest instruction. */

@@ -203,18 +203,21 @@ static int inspect(struct target *t)
 		fclose(f);
 	}
 	proc_view_open(&t->view, t->pid);
-	base = basename(t->exe);
-	if (!strstr(base, "qemu")) {
-		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
-		return -EINVAL;
-	}
-	/* (The file itself: in a container, its path may be another.) */
+	/*
+	 * The file itself, by its probes: in a container its path may name
+	 * another file here, or none ("/" for an emulator binfmt_misc opened
+	 * in a namespace that has gone).
+	 */
 	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+	base = basename(t->exe);
 	if (!elf_has_usdt(link, "qemu", "tb_gen_code_batch")) {
-		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
-		       "make qemu (see README.md)",
-		       t->exe, t->pid);
-		return -ENOTSUP;
+		if (!strstr(base, "qemu"))
+			pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
+		else
+			pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
+			       "make qemu (see README.md)",
+			       t->exe, t->pid);
+		return strstr(base, "qemu") ? -ENOTSUP : -EINVAL;
 	}
 	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
 	t->host_machine = elf_machine(link);

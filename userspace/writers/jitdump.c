@@ -101,7 +101,8 @@ static int open_marker(struct jitdump *j, const char *path, uint64_t addr)
 			fd = -EPERM;
 		}
 	} else {
-		pr_err("jitdump marker %s is not mapped by QEMU (pid %d)", path, j->pid);
+		pr_warn("pid %d: jitdump marker %s is not the file QEMU mapped; no jitdump", j->pid,
+			path);
 		return -ENOENT;
 	}
 	if (fd >= 0 &&
@@ -110,7 +111,7 @@ static int open_marker(struct jitdump *j, const char *path, uint64_t addr)
 		fd = -EPERM;
 	}
 	if (fd < 0)
-		pr_err("jitdump marker %s was replaced; not writing it", path);
+		pr_warn("pid %d: jitdump marker %s was replaced; no jitdump", j->pid, path);
 	return fd;
 }
 
