@@ -386,3 +386,26 @@ check_arm_maps() { # STDERR-FILE HOT
 	touch "$CT/ctl/stop"
 	wait "$QP"
 }
+
+@test "launched into a container (qemu-jitbpf -- unshare ... QEMU, dynamic and static): named from the container; the command's exit status" {
+	[ -x "$QS" ] || fail "$QS is not built (make qemu)"
+	# (A QEMU that a wrapper starts runs until its handshake, up to 0.1 s
+	# for a compute-bound guest: its samples of that time are unnamed.
+	# The run is long enough for them to stay under a tenth.)
+	for q in "$QX" "$QS"; do
+		run perf record -q -e cpu-clock -k 1 -o "$D/perf.data" -- \
+			"$QEMU_JITBPF" -v --perfmap --profile="$D/p.folded" -- \
+			unshare --mount --pid --fork --mount-proc --propagation private sh -c "
+			mount -t tmpfs tmpfs '$CT/app' && cp '$HOT' '$CT/app/prog' &&
+			mount -t tmpfs tmpfs /tmp && cd /tmp && '$q' '$CT/app/prog' 300000; exit 3"
+		[ "$status" = 3 ] || fail "${q##*/}: exit status $status, not the command's 3: $output"
+		assert_line --regexp '^qemu-jitbpf: 1 QEMU processes .* 1 perf maps, .* 0 without a handshake$'
+		QP=$(sed -nE 's/.*pid ([0-9]+) \(exit\): wrote .*/\1/p' <<<"$output")
+		grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "${q##*/}: no hot_main"
+		no_decoy "/tmp/perf-$QP.map"
+		check_perf "$D/perf.data"
+		grep -q "^qemu-x86_64[-a-z]*-$QP;.*hot_main" "$D/p.folded" || fail "${q##*/}: no hot_main in the profile"
+		no_decoy "$D/p.folded"
+		rm -f "/tmp/perf-$QP.map"
+	done
+}

@@ -271,3 +271,10 @@ launched_qemu() { # GUEST-NAME -> $qemu
 	[ "$(cat "$D/mine/notes.txt")" = precious ]
 	[ ! -e "$D/mine.old" ]
 }
+
+@test "a launched command that runs no QEMU: followed all the same, a warning, its exit status" {
+	run "$QEMU_JITBPF" --perfmap -- sh -c 'exit 4'
+	[ "$status" = 4 ] || fail "status $status: $output"
+	assert_line --regexp '^qemu-jitbpf: warning: .*(sh|dash) ran no QEMU with the qemu-jitbpf probes$'
+	assert_line 'qemu-jitbpf: 0 QEMU processes (0 forked), 0 perf maps, 0 jitdumps, 0 uftrace, 0 without a handshake'
+}

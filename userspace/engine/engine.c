@@ -71,6 +71,16 @@ static int find_root(struct engine *e, const struct binary **bin)
 			pr_err("%s did not start", o->cmd[0]);
 		return err;
 	}
+	if (e->root.native) {
+		if (o->nguest_elves || o->nguest_syms) {
+			pr_err("%s is not a QEMU: --guest-elf and --guest-symbols name one QEMU's "
+			       "guest",
+			       e->root.exe);
+			return -EINVAL;
+		}
+		pr_dbg("%s is not a QEMU: following the QEMUs it runs", e->root.exe);
+		return 0;
+	}
 	p = procs_new(e, e->root.pid, &e->root, false);
 	if (p->s.uft)
 		uftrace_begin(p->s.uft, e->root.pid, mono_ns());
@@ -125,6 +135,18 @@ static int attach_tree(struct engine *e, const struct binary *bin)
 {
 	struct proc *root = procs_find(e, e->root.pid);
 	int err = probes_follow(&e->probes, e->root.pid);
+
+	/* A command that is no QEMU: followed, and attached to nothing yet. */
+	if (!err && e->root.native) {
+		err = probes_attach_tasks(&e->probes, &e->links);
+		if (!err && e->profiling)
+			err = profiler_start(&e->prof);
+		if (!err) {
+			e->attached_ns = mono_ns();
+			target_resume(&e->root);
+		}
+		return err;
+	}
 
 	/* It came before the profiler did. */
 	if (e->profiling)
@@ -341,6 +363,8 @@ static void summary(struct engine *e, long long uft_records)
 		fprintf(stderr,
 			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",
 			profiler_samples(&e->prof), o->prof.freq, profiler_lost(&e->prof));
+	if (e->root.native && !e->seen)
+		pr_warn("%s ran no QEMU with the qemu-jitbpf probes", e->root.exe);
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " QEMU processes (%" PRIu64 " forked), %" PRIu64
 		" perf maps, %" PRIu64 " jitdumps, %" PRIu64 " uftrace, %" PRIu64
@@ -393,7 +417,8 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (e->tree && e->root.exited && e->root.launched)
-		pr_dbg("QEMU used %.3f s of CPU", e->root.cpu_s);
+		pr_dbg("%s used %.3f s of CPU", e->root.native ? "the command" : "QEMU",
+		       e->root.cpu_s);
 	if (running) {
 		detach(e, warmup_fd, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);

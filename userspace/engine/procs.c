@@ -332,10 +332,13 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 		uftrace_begin(e->uft, pid, ts);
 	if (bin != had) {
 		/* Our links into it are for another binary: it runs already. */
-		if (scope_attach(e, p, bin))
+		if (scope_attach(e, p, bin)) {
 			proc_end(e, slot(e, pid), "gone", true);
-		else
-			procs_ask(p);
+			return;
+		}
+		procs_ask(p);
+		pr_dbg("pid %d: exec'd %s, attached %.1f ms after the exec", pid, bin->path,
+		       (mono_ns() - ts) / 1e6);
 		return;
 	}
 	p->bin = bin;

@@ -175,8 +175,11 @@ static uint16_t elf_machine(const char *path)
 	return m;
 }
 
-/* Fill in exe, uid, gid; check it is a QEMU with our probes. */
-static int inspect(struct target *t)
+/*
+ * Fill in exe, uid, gid; check it is a QEMU with our probes.  -EINVAL
+ * for a program that is no QEMU at all, said only unless QUIET.
+ */
+static int inspect(struct target *t, bool quiet)
 {
 	char link[64], comm[64] = "", *base;
 	struct stat st;
@@ -203,6 +206,8 @@ static int inspect(struct target *t)
 		fclose(f);
 	}
 	proc_view_open(&t->view, t->pid);
+	if (t->view.foreign)
+		pr_dbg("pid %d: in a container (pid %d there)", t->pid, t->view.nspid);
 	/*
 	 * The file itself, by its probes: in a container its path may name
 	 * another file here, or none ("/" for an emulator binfmt_misc opened
@@ -211,12 +216,14 @@ static int inspect(struct target *t)
 	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
 	base = basename(t->exe);
 	if (!elf_has_usdt(link, "qemu", "tb_gen_code_batch")) {
-		if (!strstr(base, "qemu"))
-			pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
-		else
+		if (!strstr(base, "qemu")) {
+			if (!quiet)
+				pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
+		} else {
 			pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
 			       "make qemu (see README.md)",
 			       t->exe, t->pid);
+		}
 		return strstr(base, "qemu") ? -ENOTSUP : -EINVAL;
 	}
 	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
@@ -263,7 +270,7 @@ int target_attach(struct target *t, pid_t pid)
 		pr_err("process %d is not running", pid);
 		return -ESRCH;
 	}
-	return inspect(t);
+	return inspect(t, false);
 }
 
 int target_launch(struct target *t, char **argv, const char *jitdump_dir)
@@ -300,7 +307,13 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 	}
 	t->stopped = true;
 	t->held = true;
-	err = inspect(t);
+	err = inspect(t, true);
+	if (err == -EINVAL) {
+		/* Not a QEMU: a command whose tree runs them (unshare into a
+		 * container, a build); it stays stopped until we follow it. */
+		t->native = true;
+		return 0;
+	}
 	/*
 	 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
 	 * initialize while we load and attach.

@@ -23,6 +23,9 @@ struct target {
 	uint16_t host_machine; /* e_machine of the QEMU binary */
 	bool system;	       /* a system emulator (qemu-system-*), not linux-user */
 	bool launched;
+	/* Launched, and no QEMU: a wrapper (unshare, a shell, make) whose
+	 * process tree is followed to the QEMUs it runs. */
+	bool native;
 	bool stopped; /* launched, stopped at exec until target_resume() */
 	bool held;    /* launched, kept from running guest code until then */
 	bool exited;

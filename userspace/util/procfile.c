@@ -102,8 +102,6 @@ void proc_view_open(struct proc_view *v, pid_t pid)
 	snprintf(mnt, sizeof(mnt), "/proc/%d/ns/mnt", pid);
 	v->foreign = !same_file(mnt, "/proc/self/ns/mnt") || !same_file(root, "/");
 	v->nspid = ns_pid(pid);
-	if (v->foreign)
-		pr_dbg("pid %d: in a container (pid %d there)", pid, v->nspid);
 }
 
 void proc_view_close(struct proc_view *v)
