@@ -206,11 +206,19 @@ debug_case() { # NAME PLANT
 	debug_case "the container's debug file" "cp '$CT/ctl/hot.debug' \"\$DBG\""
 	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "hot_main not named from the container's debug file"
 
+	# Each refused with one line.
 	debug_case "a FIFO" "mkfifo \"\$DBG\""
+	grep -q "warning: pid $QP: $DBG: not a regular file, not read$" "$D/bg.err" ||
+		fail "no warning for the FIFO: $(cat "$D/bg.err")"
 	debug_case "a device" "mknod \"\$DBG\" c 1 3"
+	grep -q "warning: pid $QP: $DBG: not a regular file, not read$" "$D/bg.err" ||
+		fail "no warning for the device: $(cat "$D/bg.err")"
 	debug_case "a 4 GiB file" "truncate -s 4G \"\$DBG\""
-	grep -q 'over 1 GiB' "$D/bg.err" || fail "no warning for the 4 GiB file: $(cat "$D/bg.err")"
+	grep -q "warning: pid $QP: $DBG: over 1 GiB" "$D/bg.err" ||
+		fail "no warning for the 4 GiB file: $(cat "$D/bg.err")"
 	debug_case "a truncated debug file" "head -c 4000 '$CT/ctl/hot.debug' >\"\$DBG\""
+	grep -q "warning: pid $QP: $DBG: not a whole ELF file, no symbols read$" "$D/bg.err" ||
+		fail "no warning for the truncated file: $(cat "$D/bg.err")"
 }
 
 # An aarch64 container: its own root ($R, entered with unshare --root) with
@@ -408,4 +416,27 @@ check_arm_maps() { # STDERR-FILE HOT
 		no_decoy "$D/p.folded"
 		rm -f "/tmp/perf-$QP.map"
 	done
+}
+
+@test "launched into a container with --jitdump -d: perf inject -j, while the container runs, names its program" {
+	start_bg "$QEMU_JITBPF" -v --perfmap --jitdump -d 4 -- \
+		unshare --mount --pid --fork --mount-proc --propagation private sh -c "
+		mount -t tmpfs tmpfs '$CT/app' && cp '$HOT' '$CT/app/prog' &&
+		mount -t tmpfs tmpfs /tmp && cd /tmp && exec '$QX' '$CT/app/prog' -u '$CT/ctl/stop'"
+	wait_bg_err 'handshake after' 15
+	QP=$(sed -nE "s/.*pid ([0-9]+): exec'd .*/\1/p" "$D/bg.err" | head -n 1)
+	[ -n "$QP" ] || fail "no QEMU exec'd: $(cat "$D/bg.err")"
+	perf_record "$D/perf.data" 2 -p "$QP"
+	wait_bg 30
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf failed ($BG_STATUS): $(cat "$D/bg.err")"
+	kill -0 "$QP" || fail "QEMU did not outlive -d"
+	nsenter -t "$QP" -m test -s /tmp/jit-1.dump || fail "the container's jit-1.dump is empty"
+	perf_inject "$D/perf.data" "$D/perf.jit.data"
+	check_perf "$D/perf.jit.data"
+	touch "$CT/ctl/stop"
+	for _ in $(seq 100); do
+		kill -0 "$QP" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	fail "QEMU did not stop"
 }

@@ -257,6 +257,15 @@ static bool copy_build_id(const void *desc, size_t size, void *ctx)
 	return true;
 }
 
+/* One line about PATH, a file of V's. */
+static void warn_file(const struct proc_view *v, const char *path, const char *what)
+{
+	if (v->pid)
+		pr_warn("pid %d: %s: %s", v->pid, path, what);
+	else
+		pr_warn("%s: %s", path, what);
+}
+
 /*
  * FD, or a private copy of it when someone else could change the file
  * while we read it (a truncated mapping would kill us with SIGBUS); -1
@@ -270,9 +279,9 @@ static int safe_fd(int fd, const char *path, const struct proc_view *v)
 		return fd;
 	copy = file_snapshot(fd, "qemu-jitbpf-elf", ELF_COPY_MAX);
 	if (copy < 0)
-		pr_warn("%s: %s; its code is not named", path,
-			copy == -EFBIG ? "over 1 GiB, not read from a file others can change"
-				       : strerror(-copy));
+		warn_file(v, path,
+			  copy == -EFBIG ? "over 1 GiB, not read from a file others can change"
+					 : strerror(-copy));
 	return copy;
 }
 
@@ -280,15 +289,23 @@ static int safe_fd(int fd, const char *path, const struct proc_view *v)
 static void read_debug_syms(struct sym_builder *b, const char *dbg, const struct proc_view *v)
 {
 	int dfd = view_open(v, dbg, O_RDONLY);
+	bool read = false;
 	Elf *delf;
 
-	if (dfd < 0 || (dfd = safe_fd(dfd, dbg, v)) < 0)
+	if (dfd < 0) {
+		warn_file(v, dbg, dfd == -EINVAL ? "not a regular file, not read" : strerror(-dfd));
+		return;
+	}
+	dfd = safe_fd(dfd, dbg, v);
+	if (dfd < 0)
 		return;
 	delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 	if (delf) {
-		read_syms(b, delf);
+		read = elf_kind(delf) == ELF_K_ELF && read_syms(b, delf);
 		elf_end(delf);
 	}
+	if (!read)
+		warn_file(v, dbg, "not a whole ELF file, no symbols read");
 	close(dfd);
 }
 
