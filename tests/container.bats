@@ -51,12 +51,18 @@ ct_start() { # QEMU PROGRAM SETUP ARGS...
 		mount -t tmpfs tmpfs /tmp && cd /tmp && $setup
 		exec '$q' '$CT/app/prog' \"\$@\"" sh "$@" >"$D/ct.out" 2>"$D/ct.err" &
 	CT_PID=$!
+	ct_init "$q" "QEMU"
+}
+
+# Wait until the container's init (CT_PID's child) runs QEMU: its host pid
+# in QP.
+ct_init() { # QEMU WHAT
 	for _ in $(seq 100); do
 		QP=$(pgrep -P "$CT_PID" || true)
-		[ -n "$QP" ] && [ "$(readlink "/proc/$QP/exe")" = "$(readlink -f "$q")" ] && return
+		[ -n "$QP" ] && [ "$(readlink "/proc/$QP/exe")" = "$(readlink -f "$1")" ] && return
 		sleep 0.1
 	done
-	fail "QEMU did not start in the container: $(cat "$D/ct.err")"
+	fail "$2 did not start in the container: $(cat "$D/ct.err")"
 }
 
 ct_stop() {
@@ -246,12 +252,7 @@ arm_start() { # SCRIPT
 		mount -t tmpfs tmpfs '$R/tmp' && mount -t proc proc '$R/proc' &&
 		exec chroot '$R' /bin/sh /script.sh" >"$D/ct.out" 2>"$D/ct.err" &
 	CT_PID=$!
-	for _ in $(seq 100); do
-		QP=$(pgrep -P "$CT_PID" || true)
-		[ -n "$QP" ] && [ "$(readlink "/proc/$QP/exe")" = "$(readlink -f "$QSA")" ] && return
-		sleep 0.1
-	done
-	fail "the container's shell did not start: $(cat "$D/ct.err")"
+	ct_init "$QSA" "the shell"
 }
 
 # Each command of the container with a perf map (from -v's lines): complete,
