@@ -441,3 +441,15 @@ check_arm_maps() { # STDERR-FILE HOT
 	done
 	fail "QEMU did not stop"
 }
+
+@test "an aarch64 container's program replaced after it started: named from the file QEMU mapped, its path seen from the container's root" {
+	arm_root
+	arm_start "exec $CT/app/prog -u $CT/ctl/stop"
+	sleep 0.5 # (the shell has exec'd it)
+	cp "$(guest aarch64 decoy)" "$R$CT/app/prog.new"
+	mv "$R$CT/app/prog.new" "$R$CT/app/prog"
+	attach_late 1 --perfmap
+	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "no hot_main"
+	no_decoy "/tmp/perf-$QP.map"
+	touch "$R$CT/ctl/stop"
+}

@@ -193,12 +193,11 @@ int scope_host_attach(struct engine *e)
 /* A QEMU that predates us: ask it for its handshake, as with -p. */
 static void find_qemu(struct engine *e, pid_t pid, const char *exe)
 {
+	char proc_exe[64];
 	struct stat st;
 	struct proc *p;
 
-	char proc_exe[64];
-
-	(void)exe;
+	(void)exe; /* the path may name another file here: the file itself */
 	snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
 	if (stat(proc_exe, &st) || !known(e, &st) || procs_find(e, pid))
 		return;

@@ -99,15 +99,20 @@ struct mapped_query {
 	pid_t pid;
 };
 
-/* The mapping that holds q->host, if it maps q->path: open its file. */
+/*
+ * The mapping that holds q->host, if it maps q->path: open its file.  (Our
+ * /proc shows a path from our root: a chrooted QEMU's has its root before.)
+ */
 static bool mapping_of(const struct map_entry *m, void *ctx)
 {
 	struct mapped_query *q = ctx;
-	size_t n = strlen(q->path);
+	size_t n = strlen(m->path), k = strlen(q->path);
 
 	if (q->host < m->start || q->host >= m->end)
 		return false;
-	if (!strncmp(m->path, q->path, n) && (!m->path[n] || !strcmp(m->path + n, " (deleted)")))
+	if (n > 10 && !strcmp(m->path + n - 10, " (deleted)"))
+		n -= 10;
+	if (n >= k && !strncmp(m->path + n - k, q->path, k))
 		q->fd = mapped_open(q->pid, m->start, m->end, O_RDONLY);
 	return true;
 }
