@@ -63,7 +63,13 @@ echo "== perf record -k 1 -e cpu-clock -p $qemu -- sleep 2"
 perf record -q -k 1 -e cpu-clock -p "$qemu" -o perf.data -- sleep 2 >perf-record.log 2>&1 ||
 	{ cat perf-record.log >&2; die "perf record failed"; }
 
-kill -INT "$tool"
+if ! kill -INT "$tool" 2>/dev/null; then
+	cat tool.err >&2
+	st=0
+	wait "$tool" || st=$?
+	tool=
+	die "qemu-jitbpf exited (status $st) while perf recorded"
+fi
 st=0
 wait "$tool" || st=$?
 tool=
