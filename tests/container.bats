@@ -212,19 +212,21 @@ debug_case() { # NAME PLANT
 	debug_case "the container's debug file" "cp '$CT/ctl/hot.debug' \"\$DBG\""
 	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "hot_main not named from the container's debug file"
 
-	# Each refused with one line.
-	debug_case "a FIFO" "mkfifo \"\$DBG\""
-	grep -q "warning: pid $QP: $DBG: not a regular file, not read$" "$D/bg.err" ||
-		fail "no warning for the FIFO: $(cat "$D/bg.err")"
-	debug_case "a device" "mknod \"\$DBG\" c 1 3"
-	grep -q "warning: pid $QP: $DBG: not a regular file, not read$" "$D/bg.err" ||
-		fail "no warning for the device: $(cat "$D/bg.err")"
-	debug_case "a 4 GiB file" "truncate -s 4G \"\$DBG\""
-	grep -q "warning: pid $QP: $DBG: over 1 GiB" "$D/bg.err" ||
-		fail "no warning for the 4 GiB file: $(cat "$D/bg.err")"
-	debug_case "a truncated debug file" "head -c 4000 '$CT/ctl/hot.debug' >\"\$DBG\""
-	grep -q "warning: pid $QP: $DBG: not a whole ELF file, no symbols read$" "$D/bg.err" ||
-		fail "no warning for the truncated file: $(cat "$D/bg.err")"
+	# Each refused with one line: NAME|PLANT|WARNING (on fd 7: what the
+	# cases run must not read them).
+	n=0
+	while IFS='|' read -r -u 7 name plant warning; do
+		debug_case "$name" "$plant"
+		grep -q "warning: pid $QP: $DBG: $warning" "$D/bg.err" ||
+			fail "no warning for $name: $(cat "$D/bg.err")"
+		n=$((n + 1))
+	done 7<<EOF
+a FIFO|mkfifo "\$DBG"|not a regular file, not read$
+a device|mknod "\$DBG" c 1 3|not a regular file, not read$
+a 4 GiB file|truncate -s 4G "\$DBG"|over 1 GiB
+a truncated debug file|head -c 4000 '$CT/ctl/hot.debug' >"\$DBG"|not a whole ELF file, no symbols read$
+EOF
+	[ "$n" = 4 ] || fail "$n cases ran, not 4"
 }
 
 # An aarch64 container: its own root ($R, entered with unshare --root) with
