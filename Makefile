@@ -2,7 +2,14 @@
 
 QEMU_VERSION ?= 10.2.2
 QEMU_VERSIONS := 10.2.2 7.2
-GUEST_ARCHES := x86_64 aarch64
+# Guests of both QEMU versions (and of system mode), and those of 10.2.2
+# only (linux-user).
+LAB_ARCHES := x86_64 aarch64
+MORE_ARCHES := riscv64 arm ppc64le s390x
+GUEST_ARCHES := $(LAB_ARCHES) $(MORE_ARCHES)
+# The test matrix: VERSION:ARCH.
+MATRIX := $(foreach v,$(QEMU_VERSIONS),$(foreach a,$(LAB_ARCHES),$(v):$(a))) \
+	$(foreach a,$(MORE_ARCHES),10.2.2:$(a))
 PREFIX ?= /usr/local
 
 BUILD := build
@@ -10,6 +17,20 @@ GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectre
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
+CC_riscv64 := riscv64-linux-gnu-gcc
+CC_arm := arm-linux-gnueabihf-gcc
+CC_ppc64le := powerpc64le-linux-gnu-gcc
+CC_s390x := s390x-linux-gnu-gcc
+# Frame chains the profiler walks (--call-graph=fp): Arm code as A32
+# (Thumb-2, Debian's default, keeps no chain), s390x with its back chain.
+ARCH_CFLAGS_arm := -marm
+ARCH_CFLAGS_s390x := -mbackchain
+# Debian's names of the architectures, for busybox-static.
+DEB_ARCH_aarch64 := arm64
+DEB_ARCH_riscv64 := riscv64
+DEB_ARCH_arm := armhf
+DEB_ARCH_ppc64le := ppc64el
+DEB_ARCH_s390x := s390x
 
 # The tool: BPF object -> skeleton -> userspace binary.
 TOOL := $(BUILD)/bin/qemu-jitbpf
@@ -43,7 +64,7 @@ PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.pro
 # System mode: a bare-metal aarch64 program, and Debian's Linux kernels
 # with a busybox initramfs that runs the static hot workload.
 SYSTEM_GUESTS := $(BUILD)/guests/bare/aarch64/bare \
-	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/linux/$(a)/vmlinuz \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/linux/$(a)/vmlinuz \
 		$(BUILD)/guests/linux/$(a)/initramfs.cpio.gz)
 GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests/$(a)/$(g))) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
@@ -51,7 +72,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
-	$(BUILD)/guests/aarch64/busybox $(SYSTEM_GUESTS)
+	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
+	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -132,18 +154,27 @@ binfmt-uninstall:
 
 guests: $(GUESTS)
 
-$(BUILD)/guests/x86_64/%: tests/guests/%.c
-	@mkdir -p $(dir $@)
-	$(CC_x86_64) $(GUEST_CFLAGS) -o $@ $< -lpthread
+define GUEST_RULE
+$(BUILD)/guests/$(1)/%: tests/guests/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC_$(1)) $$(GUEST_CFLAGS) $$(ARCH_CFLAGS_$(1)) -o $$@ $$< -lpthread
+endef
+$(foreach a,$(GUEST_ARCHES),$(eval $(call GUEST_RULE,$(a))))
 
-$(BUILD)/guests/aarch64/%: tests/guests/%.c
+# Arm's calls.c as Thumb-2 too, for --uftrace in both instruction sets,
+# and tree.c with APCS frames, the other chain --call-graph=fp follows.
+$(BUILD)/guests/arm/calls-thumb: tests/guests/calls.c
 	@mkdir -p $(dir $@)
-	$(CC_aarch64) $(GUEST_CFLAGS) -o $@ $< -lpthread
+	$(CC_arm) $(GUEST_CFLAGS) -mthumb -o $@ $<
+
+$(BUILD)/guests/arm/tree-apcs: tests/guests/tree.c
+	@mkdir -p $(dir $@)
+	$(CC_arm) -static -g -O1 -fno-inline -marm -mapcs-frame -o $@ $<
 
 # The same calls.c at -O2, with and without frame pointers.
 $(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c
 	@mkdir -p $(dir $@)
-	$(CC_$*) -static -g -O2 -fno-inline -fno-omit-frame-pointer -o $@ $<
+	$(CC_$*) -static -g -O2 -fno-inline -fno-omit-frame-pointer $(ARCH_CFLAGS_$*) -o $@ $<
 
 $(BUILD)/guests/%/calls-o2-nofp: tests/guests/calls.c
 	@mkdir -p $(dir $@)
@@ -158,7 +189,7 @@ $(BUILD)/guests/%/tree-o2-nofp: tests/guests/tree.c
 # the path where a container has the real hot.
 $(BUILD)/guests/%/decoy: tests/guests/hot.c
 	@mkdir -p $(dir $@)
-	$(CC_$*) $(GUEST_CFLAGS) -Dhot_main=decoy_alpha -Dhot_side=decoy_beta -o $@ $<
+	$(CC_$*) $(GUEST_CFLAGS) $(ARCH_CFLAGS_$*) -Dhot_main=decoy_alpha -Dhot_side=decoy_beta -o $@ $<
 
 # The oracle: calls.c for native uftrace record on the host.
 $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
@@ -176,9 +207,10 @@ $(BUILD)/guests/native/calls: tests/guests/calls.c
 	@mkdir -p $(dir $@)
 	gcc -O1 -fno-inline -o $@ $<
 
-# Debian's arm64 busybox, a foreign shell for the binfmt_misc test (-a).
-$(BUILD)/guests/aarch64/busybox: scripts/foreign-busybox.sh
-	@scripts/foreign-busybox.sh $@
+# Debian's busybox-static of each foreign architecture: a program nobody
+# here built (the binfmt_misc tests, and the named samples of each arch).
+$(BUILD)/guests/%/busybox: scripts/foreign-busybox.sh
+	@scripts/foreign-busybox.sh $@ $(DEB_ARCH_$*)
 
 $(BUILD)/guests/bare/aarch64/bare: tests/guests/bare/start-aarch64.S tests/guests/bare/bare.c \
 		tests/guests/bare/bare.ld
@@ -205,7 +237,7 @@ $(BUILD)/guests/linux/aarch64/initramfs.cpio.gz: scripts/guest-initramfs.sh \
 
 # tests/matrix/X.bats.in -> build/tests/X-<version>-<arch>.bats
 tests:
-	@tests/gen-matrix.sh $(BUILD)/tests "$(QEMU_VERSIONS)" "$(GUEST_ARCHES)"
+	@tests/gen-matrix.sh $(BUILD)/tests "$(MATRIX)"
 
 test: tool guests tests
 	@tests/run.sh tests/*.bats $(BUILD)/tests/*.bats

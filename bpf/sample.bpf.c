@@ -48,14 +48,19 @@ struct {
 
 __u64 lost_samples;
 
+/* Arguments 7 to 9 are 0 where QEMU does not give them (7.2's series). */
 SEC("usdt")
-int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr)
+int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr,
+	     __s32 size, __s32 machine, __s32 big_endian)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct qj_vcpu v = {
 		.env = env,
 		.off = {pc, sp, fp, lr},
 		.cpu_index = cpu_index,
+		.machine = machine,
+		.size = size == 4 ? 4 : 8,
+		.big_endian = big_endian != 0,
 	};
 
 	bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
@@ -69,7 +74,7 @@ static __always_inline __u64 read_reg(const struct qj_vcpu *v, int reg)
 
 	if (off >= 0)
 		bpf_probe_read_user(&val, sizeof(val), (void *)(v->env + off));
-	return val;
+	return v->size == 4 ? (__u32)val : val;
 }
 
 /* Can LEN bytes at guest address ADDR be read (struct qj_proc)? */
@@ -78,32 +83,144 @@ static __always_inline bool readable(const struct qj_proc *p, __u64 addr, __u64 
 	return !p->hi || (addr >= p->lo && addr < p->hi && len <= p->hi - addr);
 }
 
-/* State of one guest frame-pointer walk, shared with the bpf_loop callback. */
+/*
+ * State of one guest frame-chain walk, shared with the bpf_loop callbacks.
+ * Three shapes of chain, one callback each (small ones keep the
+ * verifier's work small):
+ * - 64-bit records at the frame pointer (x86_64, AArch64, RISC-V): the
+ *   caller's frame pointer at fp + next_off, the return address at
+ *   fp + ra_off;
+ * - 32-bit Arm records: GCC's {fp, lr} with fp pointing at lr, or APCS
+ *   frames {fp, sp, lr, pc} with fp pointing at pc;
+ * - back chains (ppc64, s390x with -mbackchain): the stack pointer points
+ *   at the caller's stack pointer, and each function's return address is
+ *   saved at ra_off in its caller's frame; big-endian on s390x.
+ * On RISC-V and Arm a leaf that keeps its return address in the link
+ * register saves only the caller's frame pointer, where others keep the
+ * return address: a stack address there, in the first record, is that.
+ */
 struct walk_ctx {
 	struct qj_sample *r;
 	const struct qj_proc *p;
-	__u64 fp;
+	__u64 fp, sp;
 	__u32 n;
+	__s32 next_off, ra_off;
+	bool big_endian, leaf_check;
 };
 
-/* A frame record is {caller's fp, return address} on x86_64 and AArch64. */
-static long walk_frame(__u32 idx, struct walk_ctx *c)
+/* SIZE bytes at guest address ADDR, a multiple of WORD, as stored. */
+static __always_inline bool read_guest(const struct walk_ctx *c, __u64 addr, void *val,
+				       __u32 size, __u32 word)
 {
-	__u64 rec[2], i = idx;
+	return addr && !(addr & (word - 1)) && readable(c->p, addr, size) &&
+	       !bpf_probe_read_user(val, size, (void *)(c->p->guest_base + addr));
+}
 
-	/* Keep clang from folding the bound the verifier needs. */
-	asm volatile("" : "+r"(i));
-	if (i >= QJ_GSTACK_MAX || !c->fp || (c->fp & 7) || !readable(c->p, c->fp, sizeof(rec)))
-		return 1;
-	if (bpf_probe_read_user(rec, sizeof(rec), (void *)(c->p->guest_base + c->fp)) || !rec[1])
-		return 1;
-	c->r->gstack[i] = rec[1];
-	c->n = idx + 1;
+/* Note return address RA, go on at NEXT if it lies above FP. */
+static __always_inline long walk_step(struct walk_ctx *c, __u64 fp, __u64 next, __u64 ra)
+{
+	__u32 n = c->n;
+
+	if (ra && n < QJ_GSTACK_MAX) {
+		c->r->gstack[n & (QJ_GSTACK_MAX - 1)] = ra;
+		c->n = n + 1;
+	}
 	/* Callers' frames lie above: anything else ends the chain. */
-	if (rec[0] <= c->fp)
+	if (next <= fp || c->n >= QJ_GSTACK_MAX)
 		return 1;
-	c->fp = rec[0];
+	c->fp = next;
 	return 0;
+}
+
+/* A stack address where a return address was expected: a leaf's record. */
+static __always_inline bool leaf_record(const struct walk_ctx *c, __u32 idx, __u64 fp, __u64 ra)
+{
+	return !idx && c->leaf_check && ra > fp && ra - c->sp < (1 << 23);
+}
+
+static long walk_record64(__u32 idx, struct walk_ctx *c)
+{
+	__u64 fp = c->fp, next, ra;
+
+	if (!read_guest(c, fp + c->next_off, &next, 8, 8) ||
+	    !read_guest(c, fp + c->ra_off, &ra, 8, 8))
+		return 1;
+	if (leaf_record(c, idx, fp, ra)) {
+		next = ra;
+		ra = 0;
+	}
+	return walk_step(c, fp, next, ra);
+}
+
+static long walk_arm(__u32 idx, struct walk_ctx *c)
+{
+	__u64 fp = c->fp;
+	__u32 rec[4], next, ra;
+
+	/* {fp, sp, lr, pc} from fp - 12 on: APCS if the sp saved is fp + 4. */
+	if (read_guest(c, fp - 12, rec, sizeof(rec), 4) && rec[1] == fp + 4) {
+		next = rec[0];
+		ra = rec[2];
+	} else if (read_guest(c, fp - 4, rec, 8, 4)) {
+		next = rec[0];
+		ra = rec[1];
+		if (leaf_record(c, idx, fp, ra)) {
+			next = ra;
+			ra = 0;
+		}
+	} else {
+		return 1;
+	}
+	return walk_step(c, fp, next, ra);
+}
+
+static long walk_backchain(__u32 idx, struct walk_ctx *c)
+{
+	__u64 sp = c->fp, next, ra;
+
+	if (!read_guest(c, sp, &next, 8, 8))
+		return 1;
+	if (c->big_endian)
+		next = __builtin_bswap64(next);
+	if (next <= sp || !read_guest(c, next + c->ra_off, &ra, 8, 8))
+		return 1;
+	if (c->big_endian)
+		ra = __builtin_bswap64(ra);
+	return walk_step(c, sp, next, ra);
+}
+
+/* Walk the guest's frame chain from its registers in R. */
+static __always_inline void walk_guest(struct qj_sample *r, const struct qj_vcpu *v,
+				       const struct qj_proc *p)
+{
+	struct walk_ctx c = {.r = r, .p = p, .fp = r->gregs[QJ_FP], .sp = r->gregs[QJ_SP]};
+
+	switch (v->machine) {
+	case QJ_EM_RISCV:
+		c.next_off = -16;
+		c.ra_off = -8;
+		c.leaf_check = true;
+		bpf_loop(QJ_GSTACK_MAX, walk_record64, &c, 0);
+		break;
+	case QJ_EM_ARM:
+		c.leaf_check = true;
+		bpf_loop(QJ_GSTACK_MAX, walk_arm, &c, 0);
+		break;
+	case QJ_EM_PPC64:
+	case QJ_EM_S390:
+		c.fp = c.sp;
+		c.ra_off = v->machine == QJ_EM_S390 ? 112 : 16;
+		c.big_endian = v->big_endian;
+		bpf_loop(QJ_GSTACK_MAX, walk_backchain, &c, 0);
+		break;
+	default:
+		/* x86_64, AArch64: {caller's fp, return address} at fp. */
+		c.next_off = 0;
+		c.ra_off = 8;
+		bpf_loop(QJ_GSTACK_MAX, walk_record64, &c, 0);
+		break;
+	}
+	r->nguest = c.n;
 }
 
 static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcpu *v,
@@ -113,6 +230,9 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 
 	r->flags |= QJ_SAMPLE_VCPU;
 	r->cpu_index = v->cpu_index;
+	r->machine = v->machine;
+	r->size = v->size;
+	r->big_endian = v->big_endian;
 	r->gregs[QJ_PC] = read_reg(v, QJ_PC);
 	r->gregs[QJ_SP] = sp = read_reg(v, QJ_SP);
 	r->gregs[QJ_FP] = read_reg(v, QJ_FP);
@@ -143,12 +263,7 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	else if (readable(p, sp, 8 * 8) &&
 		 !bpf_probe_read_user(r->words, 8 * 8, (void *)(base + sp)))
 		r->nwords = 8;
-	{
-		struct walk_ctx c = {.r = r, .p = p, .fp = r->gregs[QJ_FP]};
-
-		bpf_loop(QJ_GSTACK_MAX, walk_frame, &c, 0);
-		r->nguest = c.n;
-	}
+	walk_guest(r, v, p);
 }
 
 SEC("perf_event")
@@ -174,6 +289,9 @@ int sample(struct bpf_perf_event_data *ctx)
 	r->hdr.pad = 0;
 	r->hdr.ts = bpf_ktime_get_ns();
 	r->flags = 0;
+	r->machine = 0;
+	r->size = 8;
+	r->big_endian = 0;
 	r->period = ctx->sample_period;
 	r->cpu_index = -1;
 	r->nkern = r->nuser = r->nguest = r->nwords = 0;

@@ -17,12 +17,30 @@
 
 enum qj_guest_reg { QJ_PC, QJ_SP, QJ_FP, QJ_LR, QJ_NREGS };
 
-/* Where one vCPU thread's guest registers are (QEMU's jit_vcpu probe). */
+/* ELF machines whose frame chains the profiler walks (elf.h's EM_*). */
+enum qj_machine {
+	QJ_EM_PPC64 = 21,
+	QJ_EM_S390 = 22,
+	QJ_EM_ARM = 40,
+	QJ_EM_X86_64 = 62,
+	QJ_EM_AARCH64 = 183,
+	QJ_EM_RISCV = 243,
+};
+
+/*
+ * Where one vCPU thread's guest registers are (QEMU's jit_vcpu probe), how
+ * wide they are, and the guest's ELF machine and byte order, which say
+ * how its frames are linked.  A QEMU from before the machine was
+ * reported (7.2's series) gives machine 0: 64-bit records {fp, ra} as on
+ * x86_64 and AArch64.
+ */
 struct qj_vcpu {
 	__u64 env;
 	__s32 off[QJ_NREGS]; /* offset in env, or -1 */
 	__s32 cpu_index;
-	__u32 pad;
+	__u16 machine;	  /* EM_*, or 0 */
+	__u8 size;	  /* bytes per register: 4 or 8 */
+	__u8 big_endian;  /* the guest's memory */
 };
 
 /* A process being profiled; with -a, every traced QEMU. */
@@ -43,15 +61,17 @@ struct qj_proc {
 struct qj_sample {
 	struct qj_hdr hdr;
 	__u32 flags;
-	__u32 pad0;
+	__u16 machine;	 /* of the vCPU (struct qj_vcpu), 0 if unknown */
+	__u8 size;	 /* bytes per guest register and stack word */
+	__u8 big_endian; /* guest memory, words[] and stack[] included */
 	__u64 period; /* ns of CPU time the sample stands for */
 	__s32 cpu_index;
 	__u8 nkern, nuser, nguest, nwords;
-	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env */
+	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env, zero-extended */
 	__u64 kstack[QJ_KSTACK_MAX];
 	__u64 ustack[QJ_USTACK_MAX]; /* [0] is the host pc */
 	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */
-	__u64 words[QJ_GWORDS];
+	__u64 words[QJ_GWORDS]; /* the guest's memory at sp, as it is */
 	__u32 stack_len; /* bytes of stack[] (dwarf mode) */
 	__u32 pad;
 	__u8 stack[]; /* the guest stack from sp on */

@@ -20,7 +20,12 @@ FLAVOR=${2:-patched}
 # Bump when the recipe below changes in a way that changes the binaries.
 RECIPE=5
 
-TARGETS="x86_64-linux-user,aarch64-linux-user"
+# Linux-user guests: x86_64 and aarch64 for both versions; 10.2.2 adds
+# the other architectures multi-arch images are built for.
+USER_ARCHES="x86_64 aarch64"
+[ "$VERSION" != 10.2.2 ] || USER_ARCHES="$USER_ARCHES riscv64 arm ppc64le s390x"
+TARGETS=$(printf '%s-linux-user,' $USER_ARCHES)
+TARGETS=${TARGETS%,}
 # Frame pointers, as Fedora builds everything since F38: the profiler
 # (--profile) then shows QEMU's own call chains, and which guest code
 # called a helper.  The reference build gets the same flags.
@@ -41,7 +46,7 @@ SYSTEM_FLAGS="--without-default-devices --with-devices-x86_64=jitbpf
 	--with-devices-aarch64=jitbpf
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios"
 DEVICES=$ROOT/scripts/qemu-devices
-BINARIES="qemu-x86_64 qemu-aarch64"
+BINARIES=$(printf 'qemu-%s ' $USER_ARCHES)
 
 case $VERSION in
 10.2.2)
@@ -80,7 +85,7 @@ static)
 	--disable-werror --extra-cflags=-fno-omit-frame-pointer"
 	# (Debian's 10.2.2 source comes without the firmware blobs.)
 	[ "$VERSION" != 10.2.2 ] || CONFIG_FLAGS="$CONFIG_FLAGS --disable-install-blobs"
-	BINARIES="qemu-x86_64 qemu-aarch64"
+	BINARIES=$(printf 'qemu-%s ' $USER_ARCHES)
 	NINJA_EXTRA=
 	;;
 *) die "unknown flavour '$FLAVOR' (patched, ref or static)" ;;

@@ -270,3 +270,27 @@ binfmt_mount() {
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null ||
 		skip "binfmt_misc cannot be mounted here"
 }
+
+# tree.c's two paths into leaf_work, below main, as folded stacks end.
+LONG="main;long_path;long_mid;long_inner;leaf_work"
+SHORT="main;short_path;leaf_work"
+
+# Check a folded profile of tree.c: >= 85 % of the samples on the two
+# exact chains, rooted at COMM-PID, and the long path's share 2/3 +- 10.
+check_tree() { # FOLDED PID ARCH
+	local out
+	out=$(awk -v long="$LONG" -v short="$SHORT" -v root="^qemu-$3-$2;" '
+		{ n = $NF; total += n; s = $0; sub(/ [0-9]+$/, "", s) }
+		s ~ root && substr(s, length(s) - length(long) + 1) == long &&
+			s !~ ";leaf_work;" && split(s, f, ";") <= 9 { l += n }
+		s ~ root && substr(s, length(s) - length(short) + 1) == short &&
+			split(s, f, ";") <= 7 { sh += n }
+		END { printf "%d %d %d", total, l, sh }' "$1")
+	local folded=$1
+	set -- $out
+	echo "# $1 samples: long path $2, short path $3" >&3
+	[ "$1" -ge 50 ] || fail "only $1 samples"
+	[ $(((($2 + $3) * 100) / $1)) -ge 85 ] || fail "$(($2 + $3)) of $1 samples on the expected chains: $(sort -t' ' -k2 -nr "$folded" | head -5)"
+	local share=$((($2 * 100) / ($2 + $3)))
+	[ "$share" -ge 57 ] && [ "$share" -le 77 ] || fail "long path has $share % (expected 67 +- 10)"
+}

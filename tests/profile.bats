@@ -84,11 +84,12 @@ for i in range(1500):
 	awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); leaf = ""
 	       for (i = 2; i <= k; i++) if (f[i] !~ /_\[[qk]\]$/) leaf = f[i]
 	       print leaf, n }' "$D/p.folded" >"$D/leaves"
-	read -r total inpy inlibc < <(awk -v lo=0x400000 '
+	# Python's code without a symbol is named python3.11+0xADDR.
+	read -r total inpy inlibc < <(awk -v file="${py##*/}+0x" '
 		FILENAME ~ /py.syms$/ { py[$1] = 1; next }
 		FILENAME ~ /libc.syms$/ { libc[$1] = 1; next }
 		{ total += $2 }
-		$1 in py || $1 ~ /^guest-0x[4-9a][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/ { p += $2 }
+		$1 in py || index($1, file) == 1 { p += $2 }
 		$1 in libc { l += $2 }
 		END { print total, p + 0, l + 0 }' "$D/py.syms" "$D/libc.syms" "$D/leaves")
 	echo "# $total samples: $inpy in $py, $inlibc in libc" >&3

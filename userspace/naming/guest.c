@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/guest.h"
+#include "naming/codemap.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -305,6 +306,18 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 		return;
 	loc->name = s->name;
 	loc->sym_start = s->addr + img->bias;
+}
+
+const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)
+{
+	const char *slash;
+
+	if (loc->name)
+		return loc->name;
+	if (!loc->img || !loc->img->path)
+		return internf("guest-0x%" PRIx64, pc);
+	slash = strrchr(loc->img->path, '/');
+	return internf("%s+0x%" PRIx64, slash ? slash + 1 : loc->img->path, loc->link);
 }
 
 void guest_see(struct guest *g, uint64_t addr)

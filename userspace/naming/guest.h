@@ -73,6 +73,12 @@ int guest_check_spec(const char *spec, bool map);
  */
 void guest_add_loaded(struct guest *g, const char *path);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
+/*
+ * The name of PC that LOC describes: its function; in an image without a
+ * function there (a stripped program), FILE+0xADDR with its link
+ * address, as perf names what it cannot; else guest-0xPC.
+ */
+const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc);
 /* Add the image of every ELF file mapping in the process's maps, now. */
 void guest_add_mapped(struct guest *g);
 /*

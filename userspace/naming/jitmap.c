@@ -89,7 +89,7 @@ static struct guest_loc locs[QJ_TB_MAX_INSNS];
 
 static const char *run_name(const struct guest_loc *loc, uint64_t pc)
 {
-	return loc->name ? loc->name : internf("guest-0x%" PRIx64, pc);
+	return guest_loc_name(loc, pc);
 }
 
 /* One TB: name each run of instructions of one guest function. */
@@ -139,7 +139,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 		for (uint32_t i = 0; i < n; i++) {
 			const char *name = locs[i].name ? internf("%s+0x%" PRIx64, locs[i].name,
 								  gpc[i] - locs[i].sym_start)
-							: internf("guest-0x%" PRIx64, gpc[i]);
+							: guest_loc_name(&locs[i], gpc[i]);
 
 			codemap_add(&m->code, tb->host + ins_start[i],
 				    ins_start[i + 1] - ins_start[i], name);

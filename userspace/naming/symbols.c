@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/symbols.h"
+#include "naming/cfisyms.h"
 #include "naming/debuginfo.h"
 #include "util/procfile.h"
 #include "util/util.h"
@@ -9,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,10 +94,15 @@ static void add_sym(struct sym_builder *b, const char *name, size_t len, struct 
 static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Ehdr eh;
+	uint64_t addr_mask = ~(uint64_t)0;
 	size_t count;
 
 	if (!data || !sh->sh_entsize)
 		return;
+	/* Arm: bit 0 of a function's address says it is Thumb code. */
+	if (gelf_getehdr(elf, &eh) && eh.e_machine == EM_ARM)
+		addr_mask = ~(uint64_t)1;
 	count = sh->sh_size / sh->sh_entsize;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
@@ -117,7 +124,7 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 			continue;
 		add_sym(b, name, strlen(name),
 			(struct raw_sym){
-				.addr = s.st_value,
+				.addr = type == STT_FUNC ? s.st_value & addr_mask : s.st_value,
 				.size = s.st_size,
 				.limit = section_end(elf, s.st_shndx),
 				.rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0
@@ -125,6 +132,23 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 									      : 2,
 			});
 	}
+}
+
+/* Functions of a stripped file, named FILE+0xADDR. */
+struct unnamed_fns {
+	struct sym_builder *b;
+	const char *file;
+};
+
+static void add_unnamed_fn(void *arg, uint64_t start, uint64_t size)
+{
+	struct unnamed_fns *u = arg;
+	char name[PATH_MAX + 32];
+	int len = snprintf(name, sizeof(name), "%s+0x%" PRIx64, u->file, start);
+
+	if (len > 0 && (size_t)len < sizeof(name))
+		add_sym(u->b, name, (size_t)len,
+			(struct raw_sym){.addr = start, .size = size, .limit = start + size, .rank = 3});
 }
 
 /* Read the function symbols of one ELF; returns true if it had .symtab. */
@@ -348,6 +372,14 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 			pr_dbg("%s: symbols from %s", path, dbg);
 			free(dbg);
 		}
+	}
+	if (!b.n) {
+		const char *slash = strrchr(path, '/');
+		struct unnamed_fns u = {&b, slash ? slash + 1 : path};
+
+		size_t n = cfi_functions(elf, add_unnamed_fn, &u);
+
+		pr_dbg("%s: stripped, %zu functions from its unwind tables", path, n);
 	}
 	elf_end(elf);
 	finish_syms(e, &b);

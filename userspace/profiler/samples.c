@@ -191,7 +191,7 @@ static void guest_frame(struct jitmap *jm, uint64_t pc, struct frame *f)
 
 	guest_lookup(&jm->guest, pc, &loc);
 	*f = (struct frame){
-		.name = loc.name ? loc.name : internf("guest-0x%" PRIx64, pc),
+		.name = guest_loc_name(&loc, pc),
 		.addr = pc,
 		.elf = loc.img ? loc.img->elf : NULL,
 		.bias = loc.img ? loc.img->bias : 0,

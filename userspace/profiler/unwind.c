@@ -8,68 +8,139 @@
 #include <string.h>
 #include <unistd.h>
 
-/* DWARF register numbers of the guest's sp, fp and return address. */
+/*
+ * What the unwinders need to know of a guest's ABI: the DWARF numbers of
+ * its sp, fp and return-address column, and where the frame chain that
+ * sample.bpf.c walked keeps the first return address it reports.
+ */
 struct guest_abi {
 	int sp, fp, ra;
-	bool ra_in_lr; /* the return address arrives in a register (AArch64) */
+	bool ra_in_lr;	/* the return address arrives in a register */
+	/*
+	 * Records at fp (x86_64, AArch64, RISC-V, Arm): the first record's
+	 * return address is at fp + chain_ra[0] or fp + chain_ra[1] (Arm:
+	 * GCC's frames and APCS frames).  Back chains (ppc64, s390x): at
+	 * chain_ra[0] in the caller's frame, whose address is at sp.
+	 */
+	int chain_ra[2];
+	bool backchain;
+	/* Back chains: the CFA's offset from sp in a function that has not
+	 * made a frame of its own (s390x keeps a 160-byte save area). */
+	int cfa_base;
 };
 
 static bool guest_abi(uint16_t machine, struct guest_abi *abi)
 {
 	switch (machine) {
 	case EM_X86_64:
-		*abi = (struct guest_abi){7, 6, 16, false};
+		*abi = (struct guest_abi){7, 6, 16, false, {8, 8}, false, 0};
 		return true;
 	case EM_AARCH64:
-		*abi = (struct guest_abi){31, 29, 30, true};
+		*abi = (struct guest_abi){31, 29, 30, true, {8, 8}, false, 0};
+		return true;
+	case EM_RISCV:
+		*abi = (struct guest_abi){2, 8, 1, true, {-8, -8}, false, 0};
+		return true;
+	case EM_ARM:
+		*abi = (struct guest_abi){13, 11, 14, true, {0, -4}, false, 0};
+		return true;
+	case EM_PPC64:
+		/* LR is DWARF 65 in GCC's CFI. */
+		*abi = (struct guest_abi){1, 31, 65, true, {16, 16}, true, 0};
+		return true;
+	case EM_S390:
+		*abi = (struct guest_abi){15, 11, 14, true, {112, 112}, true, 160};
 		return true;
 	}
 	return false;
 }
 
-/*
- * The caller of a leaf whose frame record the frame-pointer chain does
- * not hold: a function without one, or one that has not pushed it yet.
- * Its return address is in the link register, or on the stack where the
- * CFI says.  0 when the chain holds it, or nobody knows.
- */
-static uint64_t frameless_caller(struct guest *g, const struct qj_sample *r, uint64_t leaf)
+/* The guest word at guest address AT, if the sample copied it: from
+ * words[] (fp walks) or stack[] (dwarf), both guest memory from sp on. */
+static bool sample_word(const struct qj_sample *r, uint64_t at, uint64_t *val)
 {
-	uint64_t sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], at;
+	uint64_t sp = r->gregs[QJ_SP], off = at - sp;
+	unsigned int size = r->size == 4 ? 4 : 8;
+	const uint8_t *mem;
+	size_t len;
+	uint64_t v = 0;
+
+	if (r->stack_len) {
+		mem = r->stack;
+		len = r->stack_len;
+	} else {
+		mem = (const uint8_t *)r->words;
+		len = (size_t)r->nwords * 8;
+	}
+	if (at < sp || off % size || off > len || len - off < size)
+		return false;
+	if (size == 4) {
+		uint32_t w;
+
+		memcpy(&w, mem + off, 4);
+		v = r->big_endian ? __builtin_bswap32(w) : w;
+	} else {
+		memcpy(&v, mem + off, 8);
+		if (r->big_endian)
+			v = __builtin_bswap64(v);
+	}
+	*val = v;
+	return true;
+}
+
+/*
+ * The caller of a leaf whose frame record the frame chain does not hold:
+ * a function without one, or one that has not saved its return address
+ * there yet.  Its return address is in the link register, or on the
+ * stack where the CFI says.  0 when the chain holds it, or nobody knows.
+ * *SKIP: how many of the chain's first addresses are not callers (a back
+ * chain's first slot, when the leaf made a frame but left its return
+ * address in the link register).
+ */
+static uint64_t frameless_caller(struct guest *g, const struct qj_sample *r, uint64_t leaf,
+				 size_t *skip)
+{
+	uint64_t sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], at, val, base = fp;
 	struct frame_rule rule;
 	struct guest_abi abi;
 	struct guest_loc loc;
 
+	*skip = 0;
 	guest_lookup(g, leaf, &loc);
 	if (!loc.img || !loc.img->elf || !guest_abi(elf_file_machine(loc.img->elf), &abi) ||
 	    !elf_file_frame_rule(loc.img->elf, loc.link, abi.ra, &rule))
 		return 0;
-	if (rule.ra == RA_IN_REG)
+	if (abi.backchain && !sample_word(r, sp, &base))
+		base = 0;
+	if (rule.ra == RA_IN_REG) {
+		/* A frame of its own (its CFA is not sp's), so the chain's first
+		 * slot, in its caller's frame, was not written by it. */
+		if (abi.backchain && (rule.cfa_reg != abi.sp || rule.cfa_off != abi.cfa_base))
+			*skip = 1;
 		return abi.ra_in_lr ? r->gregs[QJ_LR] : 0;
+	}
 	if (rule.ra != RA_AT_CFA || (rule.cfa_reg != abi.sp && rule.cfa_reg != abi.fp))
 		return 0;
 	at = (rule.cfa_reg == abi.sp ? sp : fp) + rule.cfa_off + rule.ra_off;
-	/* Saved in the frame record at fp: the chain starts with it. */
-	if (at == fp + 8)
+	/* Saved where the chain's first return address is: it starts with it. */
+	if (base && (at == base + abi.chain_ra[0] || at == base + abi.chain_ra[1]))
 		return 0;
-	if (at < sp || (at - sp) % 8 || (at - sp) / 8 >= r->nwords)
-		return 0;
-	return r->words[(at - sp) / 8];
+	return sample_word(r, at, &val) ? val : 0;
 }
 
 size_t unwind_fp(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
 		 size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, skip;
 	uint64_t caller;
 
 	if (!max)
 		return 0;
 	pcs[n++] = leaf;
-	caller = frameless_caller(g, r, leaf);
+	caller = frameless_caller(g, r, leaf, &skip);
 	if (caller && n < max)
 		pcs[n++] = caller;
-	for (uint32_t i = 0; i < r->nguest && i < QJ_GSTACK_MAX && n < max; i++)
+	for (uint32_t i = skip; i < r->nguest && i < QJ_GSTACK_MAX && n < max; i++)
 		pcs[n++] = r->gstack[i];
 	return n;
 }
@@ -124,37 +195,27 @@ static bool dw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
 
 static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	uint64_t sp = dw.r->gregs[QJ_SP];
+	uint64_t val;
 
 	(void)dwfl;
 	(void)arg;
-	if (addr < sp || addr + 8 > sp + dw.r->stack_len || addr + 8 < addr)
+	if (!sample_word(dw.r, addr, &val))
 		return false;
-	memcpy(result, dw.r->stack + (addr - sp), 8);
+	*result = val;
 	return true;
 }
 
 static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	const struct qj_sample *r = dw.r;
-	struct guest_abi abi = dw.abi;
-	Dwarf_Word regs[3];
+	const struct guest_abi *abi = &dw.abi;
+	Dwarf_Word sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], lr = r->gregs[QJ_LR];
 
 	(void)arg;
-	if (abi.ra_in_lr) {
-		/* x29, x30, sp: DWARF 29 to 31 on AArch64. */
-		regs[0] = r->gregs[QJ_FP];
-		regs[1] = r->gregs[QJ_LR];
-		regs[2] = r->gregs[QJ_SP];
-		if (!dwfl_thread_state_registers(thread, abi.fp, 3, regs))
-			return false;
-	} else {
-		/* rbp, rsp: DWARF 6 and 7 on x86_64. */
-		regs[0] = r->gregs[QJ_FP];
-		regs[1] = r->gregs[QJ_SP];
-		if (!dwfl_thread_state_registers(thread, abi.fp, 2, regs))
-			return false;
-	}
+	if (!dwfl_thread_state_registers(thread, abi->sp, 1, &sp) ||
+	    !dwfl_thread_state_registers(thread, abi->fp, 1, &fp) ||
+	    (abi->ra_in_lr && !dwfl_thread_state_registers(thread, abi->ra, 1, &lr)))
+		return false;
 	dwfl_thread_state_register_pc(thread, dw.leaf);
 	return true;
 }
