@@ -109,8 +109,8 @@ struct walk_ctx {
 };
 
 /* SIZE bytes at guest address ADDR, a multiple of WORD, as stored. */
-static __always_inline bool read_guest(const struct walk_ctx *c, __u64 addr, void *val,
-				       __u32 size, __u32 word)
+static __always_inline bool read_guest(const struct walk_ctx *c, __u64 addr, void *val, __u32 size,
+				       __u32 word)
 {
 	return addr && !(addr & (word - 1)) && readable(c->p, addr, size) &&
 	       !bpf_probe_read_user(val, size, (void *)(c->p->guest_base + addr));

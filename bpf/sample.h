@@ -38,9 +38,9 @@ struct qj_vcpu {
 	__u64 env;
 	__s32 off[QJ_NREGS]; /* offset in env, or -1 */
 	__s32 cpu_index;
-	__u16 machine;	  /* EM_*, or 0 */
-	__u8 size;	  /* bytes per register: 4 or 8 */
-	__u8 big_endian;  /* the guest's memory */
+	__u16 machine;	 /* EM_*, or 0 */
+	__u8 size;	 /* bytes per register: 4 or 8 */
+	__u8 big_endian; /* the guest's memory */
 };
 
 /* A process being profiled; with -a, every traced QEMU. */
@@ -64,15 +64,15 @@ struct qj_sample {
 	__u16 machine;	 /* of the vCPU (struct qj_vcpu), 0 if unknown */
 	__u8 size;	 /* bytes per guest register and stack word */
 	__u8 big_endian; /* guest memory, words[] and stack[] included */
-	__u64 period; /* ns of CPU time the sample stands for */
+	__u64 period;	 /* ns of CPU time the sample stands for */
 	__s32 cpu_index;
 	__u8 nkern, nuser, nguest, nwords;
 	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env, zero-extended */
 	__u64 kstack[QJ_KSTACK_MAX];
 	__u64 ustack[QJ_USTACK_MAX]; /* [0] is the host pc */
 	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */
-	__u64 words[QJ_GWORDS]; /* the guest's memory at sp, as it is */
-	__u32 stack_len; /* bytes of stack[] (dwarf mode) */
+	__u64 words[QJ_GWORDS];	     /* the guest's memory at sp, as it is */
+	__u32 stack_len;	     /* bytes of stack[] (dwarf mode) */
 	__u32 pad;
 	__u8 stack[]; /* the guest stack from sp on */
 };

@@ -51,7 +51,7 @@ teardown() {
 		bb=$D/$a/busybox
 		mkdir -p "$D/$a"
 		cp "$(guest "$a" busybox)" "$bb"
-		run "$QEMU_JITBPF" --perfmap -o "$D/$a" --profile="$D/$a/p.folded" -F 999 -- \
+		run "$QEMU_JITBPF" --perfmap --profile="$D/$a/p.folded" -F 999 -- \
 			"$(qemu_bin "$V" "$a")" "$bb" sh -c \
 			'i=0; while [ $i -lt 40000 ]; do i=$((i + 1)); done; echo $i'
 		assert_success
@@ -61,7 +61,9 @@ teardown() {
 			leaf = ""; for (i = 2; i <= k; i++) if (f[i] !~ /_\[[qk]\]$/) leaf = f[i]
 			total += n; if (leaf ~ /^busybox\+0x[0-9a-f]+$/) { named += n; fn[leaf] = 1 } }
 			END { print total, named + 0, length(fn) }' "$D/$a/p.folded")
-		map=$(ls "$D/$a"/perf-*.map)
+		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		mv "$map" "$D/$a/"
+		map=$D/$a/${map##*/}
 		read -r lines inbb < <(awk '$3 != "qemu-tcg-prologue" { n++; if ($3 ~ /^busybox\+0x/) b++ }
 			END { print n, b + 0 }' "$map")
 		echo "# $a: $named of $total samples in $fns places of busybox; perf map $inbb of $lines" >&3

@@ -145,8 +145,7 @@ static size_t eh_frame_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cf
 }
 
 /* Arm's index: {prel31 function start, unwind data} per function, sorted. */
-static size_t exidx_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cfi_fn_cb cb,
-			      void *arg)
+static size_t exidx_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cfi_fn_cb cb, void *arg)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
@@ -164,7 +163,8 @@ static size_t exidx_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cfi_f
 
 			memcpy(&w, (const uint8_t *)data->d_buf + 8 * i, 4);
 			/* 31-bit signed offset from the word itself. */
-			start = (sh->sh_addr + 8 * i + (uint64_t)(int64_t)((int32_t)(w << 1) >> 1)) &
+			start = (sh->sh_addr + 8 * i +
+				 (uint64_t)(int64_t)((int32_t)(w << 1) >> 1)) &
 				0xffffffff;
 		}
 		if (prev && start > prev) {

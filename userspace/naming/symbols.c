@@ -148,7 +148,8 @@ static void add_unnamed_fn(void *arg, uint64_t start, uint64_t size)
 
 	if (len > 0 && (size_t)len < sizeof(name))
 		add_sym(u->b, name, (size_t)len,
-			(struct raw_sym){.addr = start, .size = size, .limit = start + size, .rank = 3});
+			(struct raw_sym){
+				.addr = start, .size = size, .limit = start + size, .rank = 3});
 }
 
 /* Read the function symbols of one ELF; returns true if it had .symtab. */

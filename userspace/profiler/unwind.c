@@ -15,7 +15,7 @@
  */
 struct guest_abi {
 	int sp, fp, ra;
-	bool ra_in_lr;	/* the return address arrives in a register */
+	bool ra_in_lr; /* the return address arrives in a register */
 	/*
 	 * Records at fp (x86_64, AArch64, RISC-V, Arm): the first record's
 	 * return address is at fp + chain_ra[0] or fp + chain_ra[1] (Arm:
@@ -100,10 +100,11 @@ static bool sample_word(const struct qj_sample *r, uint64_t at, uint64_t *val)
 static uint64_t frameless_caller(struct guest *g, const struct qj_sample *r, uint64_t leaf,
 				 size_t *skip)
 {
-	uint64_t sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], at, val, base = fp;
+	uint64_t sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], at, val, base = fp, cfa;
 	struct frame_rule rule;
 	struct guest_abi abi;
 	struct guest_loc loc;
+	bool known;
 
 	*skip = 0;
 	guest_lookup(g, leaf, &loc);
@@ -112,16 +113,20 @@ static uint64_t frameless_caller(struct guest *g, const struct qj_sample *r, uin
 		return 0;
 	if (abi.backchain && !sample_word(r, sp, &base))
 		base = 0;
+	known = rule.cfa_reg == abi.sp || rule.cfa_reg == abi.fp;
+	cfa = (rule.cfa_reg == abi.sp ? sp : fp) + rule.cfa_off;
 	if (rule.ra == RA_IN_REG) {
-		/* A frame of its own (its CFA is not sp's), so the chain's first
-		 * slot, in its caller's frame, was not written by it. */
-		if (abi.backchain && (rule.cfa_reg != abi.sp || rule.cfa_off != abi.cfa_base))
+		/* A frame of its own (the CFA is not where the caller's sp
+		 * puts it), so the chain's first slot, in its caller's frame,
+		 * was not written by it.  (s390x leaves copy sp to fp without
+		 * making a frame: the CFA's value tells, not its register.) */
+		if (abi.backchain && known && cfa != sp + abi.cfa_base)
 			*skip = 1;
 		return abi.ra_in_lr ? r->gregs[QJ_LR] : 0;
 	}
-	if (rule.ra != RA_AT_CFA || (rule.cfa_reg != abi.sp && rule.cfa_reg != abi.fp))
+	if (rule.ra != RA_AT_CFA || !known)
 		return 0;
-	at = (rule.cfa_reg == abi.sp ? sp : fp) + rule.cfa_off + rule.ra_off;
+	at = cfa + rule.ra_off;
 	/* Saved where the chain's first return address is: it starts with it. */
 	if (base && (at == base + abi.chain_ra[0] || at == base + abi.chain_ra[1]))
 		return 0;
