@@ -12,6 +12,10 @@ PKGS="
   linux-perf uftrace bpftrace
   bats bats-assert bats-support bats-file
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
+  gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+  gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+  gcc-s390x-linux-gnu libc6-dev-s390x-cross
   valgrind clang-format bc cpio
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
   golang-go chromium tmux libc6-dbg gnuplot-nox
