@@ -43,6 +43,11 @@ teardown() {
 	check_tree "$D/p.folded" "$pid" arm
 }
 
+# Lines of a perf map (the prologue aside), and how many are busybox's.
+map_in_busybox() { # MAP
+	awk '$3 != "qemu-tcg-prologue" { n++; if ($3 ~ /^busybox\+0x/) b++ } END { print n, b + 0 }' "$1"
+}
+
 # Debian's busybox-static keeps no symbol; its unwind tables say where
 # functions start (named busybox+0xSTART), the rest is named by address.
 @test "busybox-static of each architecture, a shell loop: samples and perf map named in busybox" {
@@ -64,11 +69,29 @@ teardown() {
 		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
 		mv "$map" "$D/$a/"
 		map=$D/$a/${map##*/}
-		read -r lines inbb < <(awk '$3 != "qemu-tcg-prologue" { n++; if ($3 ~ /^busybox\+0x/) b++ }
-			END { print n, b + 0 }' "$map")
+		read -r lines inbb < <(map_in_busybox "$map")
 		echo "# $a: $named of $total samples in $fns places of busybox; perf map $inbb of $lines" >&3
 		[ "$total" -ge 200 ] || fail "$a: only $total samples"
 		[ $((named * 100)) -ge $((total * 90)) ] || fail "$a: $named of $total samples named"
 		[ $((inbb * 100)) -ge $((lines * 90)) ] || fail "$a: $inbb of $lines map lines named"
+	done
+}
+
+@test "the static emulators of every architecture: a busybox loop launched under each is named" {
+	for a in riscv64 arm ppc64le s390x; do
+		q=$BUILD/qemu-$V-static/bin/qemu-$a-static
+		[ -x "$q" ] || fail "$q is not built (make qemu)"
+		mkdir -p "$D/$a"
+		cp "$(guest "$a" busybox)" "$D/$a/busybox"
+		run "$QEMU_JITBPF" --perfmap -- "$q" "$D/$a/busybox" sh -c \
+			'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done; echo $i'
+		assert_success
+		assert_line 5000
+		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		read -r lines inbb < <(map_in_busybox "$map")
+		rm -f "$map"
+		echo "# $a static: perf map $inbb of $lines named in busybox" >&3
+		[ "$lines" -ge 500 ] && [ $((inbb * 100)) -ge $((lines * 90)) ] ||
+			fail "$a: $inbb of $lines map lines named"
 	done
 }

@@ -95,6 +95,34 @@ profile_leaf() { # FOLDED PID
 	done
 }
 
+@test "-a: QEMUs of riscv64, arm, ppc64le and s390x, from before and after, each its perf map and profile" {
+	local a q pid arches=(riscv64 arm ppc64le s390x) qs=()
+	start_bg_qemu() { "$@" >/dev/null 2>&1 & PIDS+=($!); }
+	for a in "${arches[@]}"; do
+		require_qemu "$V" "$a"
+		qs+=(--qemu "$(qemu_bin "$V" "$a")")
+	done
+	start_bg_qemu "$(qemu_bin "$V" riscv64)" "$(guest riscv64 hot)" -u "$D/stop"
+	start_bg_qemu "$(qemu_bin "$V" arm)" "$(guest arm hot)" -u "$D/stop"
+	sleep 1
+	start_bg "$QEMU_JITBPF" -a -v "${qs[@]}" --perfmap --profile="$D/p.folded"
+	wait_bg_err 'attached to .* binaries' 10
+	start_bg_qemu "$(qemu_bin "$V" ppc64le)" "$(guest ppc64le hot)" -u "$D/stop"
+	start_bg_qemu "$(qemu_bin "$V" s390x)" "$(guest s390x hot)" -u "$D/stop"
+	sleep 3
+	touch "$D/stop"
+	for pid in "${PIDS[@]}"; do wait "$pid"; done
+	stop_all
+	assert_regex "$(cat "$D/bg.err")" '4 QEMU processes \(0 forked\), 4 perf maps, .* 0 without'
+	for pid in "${PIDS[@]}"; do
+		grep -q ' hot_main$' "/tmp/perf-$pid.map" || fail "hot_main not in pid $pid's perf map"
+		run profile_leaf "$D/p.folded" "$pid"
+		echo "# pid $pid: the profile's hottest leaf $output" >&3
+		assert_output hot_main
+		rm -f "/tmp/perf-$pid.map"
+	done
+}
+
 @test "-a: a forked guest's parent and child each name their own hot function" {
 	local arch q parent child
 	start_all --perfmap --profile="$D/p.folded"
