@@ -310,14 +310,11 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 
 const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)
 {
-	const char *slash;
-
 	if (loc->name)
 		return loc->name;
 	if (!loc->img || !loc->img->path)
 		return internf("guest-0x%" PRIx64, pc);
-	slash = strrchr(loc->img->path, '/');
-	return internf("%s+0x%" PRIx64, slash ? slash + 1 : loc->img->path, loc->link);
+	return internf("%s+0x%" PRIx64, path_base(loc->img->path), loc->link);
 }
 
 void guest_see(struct guest *g, uint64_t addr)

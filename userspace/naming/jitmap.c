@@ -87,11 +87,6 @@ static uint64_t gpc[QJ_TB_MAX_INSNS];
 static uint32_t ins_start[QJ_TB_MAX_INSNS + 1];
 static struct guest_loc locs[QJ_TB_MAX_INSNS];
 
-static const char *run_name(const struct guest_loc *loc, uint64_t pc)
-{
-	return guest_loc_name(loc, pc);
-}
-
 /* One TB: name each run of instructions of one guest function. */
 static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t tid,
 		       const uint64_t *pcs, const uint16_t *end_off, const uint8_t *code,
@@ -153,7 +148,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 		if (i < n && locs[i].name == locs[first].name &&
 		    (locs[i].name || locs[i].img == locs[first].img))
 			continue;
-		name = run_name(&locs[first], gpc[first]);
+		name = guest_loc_name(&locs[first], gpc[first]);
 		if (!m->perfmap_insn)
 			codemap_add(&m->code, tb->host + from, to - from, name);
 		if (fn) {

@@ -375,9 +375,7 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 		}
 	}
 	if (!b.n) {
-		const char *slash = strrchr(path, '/');
-		struct unnamed_fns u = {&b, slash ? slash + 1 : path};
-
+		struct unnamed_fns u = {&b, path_base(path)};
 		size_t n = cfi_functions(elf, add_unnamed_fn, &u);
 
 		pr_dbg("%s: stripped, %zu functions from its unwind tables", path, n);

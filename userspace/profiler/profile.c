@@ -201,18 +201,16 @@ static bool ends_with(const char *s, const char *suffix)
 int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gid, uint64_t *bytes)
 {
 	struct safe_file sf;
-	const char *base;
 	long size;
 	int err;
 
 	err = safe_file_create(&sf, path, 0644, uid, gid);
 	if (err)
 		return err;
-	base = strrchr(path, '/');
 	if (ends_with(path, ".pb.gz"))
 		err = pprof_write(p, sf.f);
 	else if (ends_with(path, ".svg"))
-		err = flamegraph_write(p, sf.f, base ? base + 1 : path);
+		err = flamegraph_write(p, sf.f, path_base(path));
 	else
 		err = folded_write(p, sf.f);
 	if (!err && fflush(sf.f))

@@ -64,10 +64,9 @@ void profiler_resolve(struct samples *ss, struct jitmap *jm, uint64_t now)
 /* FILE with STAMP before its suffix: p.pb.gz -> p.STAMP.pb.gz. */
 static char *stamped(const char *file, const char *stamp)
 {
-	const char *base = strrchr(file, '/'), *dot;
+	const char *base = path_base(file), *dot;
 	size_t len = strlen(file);
 
-	base = base ? base + 1 : file;
 	if (len > 6 && !strcmp(file + len - 6, ".pb.gz"))
 		dot = file + len - 6;
 	else if ((dot = strrchr(base, '.')) == base)

@@ -54,6 +54,13 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+const char *path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;

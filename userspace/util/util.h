@@ -24,6 +24,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last component of PATH (PATH itself without a slash). */
+const char *path_base(const char *path);
 
 /* Grow *array (of *cap elements of size elsize) to hold at least need. */
 void grow(void *array, size_t *cap, size_t need, size_t elsize);
