@@ -51,7 +51,7 @@ run_mode() {
 	t1=$EPOCHREALTIME
 	if [ "$1" = tool ]; then
 		local l
-		l=$(sed -nE 's/^qemu-jitbpf: [0-9]+ TBs, .* ([0-9]+) events lost$/\1/p' "$err")
+		l=$(sed -nE 's/^qemu-jitbpf: [0-9]+ TBs, .* ([0-9]+) events lost( \(.*)?$/\1/p' "$err")
 		[ -n "$l" ] || { cat "$err" >&2; exit 1; }
 		lost=$((lost + l))
 		tbs=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err")

@@ -37,7 +37,7 @@ run_mode() { # MODE -> seconds
 	t1=$EPOCHREALTIME
 	if [ "$1" = tool ]; then
 		local l
-		l=$(sed -nE 's/^qemu-jitbpf: .* ([0-9]+) events lost$/\1/p' "$work/err")
+		l=$(sed -nE 's/^qemu-jitbpf: .* ([0-9]+) events lost( \(.*)?$/\1/p' "$work/err")
 		[ -n "$l" ] || { cat "$work/err" >&2; exit 1; }
 		lost=$((lost + l))
 		records=$(sed -nE 's/^qemu-jitbpf: uftrace: .* \(([0-9]+) records\)$/\1/p' "$work/err")

@@ -61,9 +61,10 @@ struct {
 const volatile bool follow_tree;
 
 /*
- * Call events lost per thread, so that user space knows where the gaps
- * are.  With -a, threads of traced QEMUs leave it as they exit; LRU, so
- * that threads no one saw exit never fill it.
+ * Call events each thread lost since its last delivered record, so that
+ * user space knows where the gaps are: the next record carries them, or
+ * the thread's exit does (qemu_exit).  LRU, so that threads no one saw
+ * exit never fill it.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -324,7 +325,9 @@ static long send_calls(__u32 idx, struct calls_ctx *c)
 	r->level = c->level;
 	r->pad = 0;
 	r->n = n;
+	/* Only this thread writes its entry: no other can race. */
 	r->lost = *c->lost;
+	*c->lost = 0;
 	len = n * QJ_CALL_EVENT_SIZE;
 	asm volatile("" : "+r"(len));
 	if (len > sizeof(r->ev))
@@ -441,7 +444,31 @@ int qemu_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* The last thread of a followed process exits (signal->live is 0). */
+/*
+ * A thread of a followed process exits: the calls it lost since its last
+ * record go to user space, in order after its records.  If the ring has
+ * no room, the entry stays for user space to read at the end.
+ */
+static __always_inline void calls_lost_at_exit(__u32 tid)
+{
+	__u64 *lost = bpf_map_lookup_elem(&calls_lost, &tid);
+	struct qj_calls_lost *r;
+
+	if (!lost)
+		return;
+	if (*lost) {
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (!r)
+			return;
+		fill_hdr(&r->hdr, QJ_EV_CALLS_LOST, bpf_ktime_get_ns());
+		r->lost = *lost;
+		submit(r);
+	}
+	bpf_map_delete_elem(&calls_lost, &tid);
+}
+
+/* A thread of a followed process exits; the last one (signal->live is 0)
+ * ends the process. */
 SEC("raw_tp/sched_process_exit")
 int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -450,7 +477,7 @@ int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!followed(pid))
 		return 0;
-	bpf_map_delete_elem(&calls_lost, &tid);
+	calls_lost_at_exit(tid);
 	bpf_probe_read_kernel(&signal, sizeof(signal),
 			      (void *)(bpf_get_current_task() + task_signal_off));
 	if (!signal || kernel_u32(signal + signal_live_off))

@@ -46,6 +46,7 @@ enum qj_event_type {
 	QJ_EV_EXEC,	  /* struct qj_hdr: a traced QEMU exec'd another program (-a) */
 	QJ_EV_EXIT,	  /* struct qj_hdr: a traced QEMU's last thread exited (-a) */
 	QJ_EV_LOADED_ELF, /* struct qj_image: ELF file loaded by a system-mode QEMU */
+	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -126,10 +127,16 @@ struct qj_calls {
 	struct qj_hdr hdr;
 	__s32 cpu;
 	__u32 n;
-	__u64 lost;  /* events of this thread lost so far */
+	__u64 lost;  /* events of this thread lost since its previous record */
 	__s32 level; /* system mode: privilege level (x86 CPL, Arm EL), or -1 */
 	__u32 pad;
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
+};
+
+/* Events hdr.tid lost after its last qj_calls: sent as the thread exits. */
+struct qj_calls_lost {
+	struct qj_hdr hdr;
+	__u64 lost;
 };
 
 /* hdr.pid forked CHILD, a new process with a copy of its code cache. */

@@ -168,6 +168,13 @@ uftrace_tree() { # DIR FUNCTION
 	uftrace replay -d "$1" -F "$2" 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
 }
 
+# Call events the tool's summary, in OUTPUT, says were lost (0 if none).
+calls_lost() { # OUTPUT
+	local l
+	l=$(grep -E '^qemu-jitbpf: [0-9]+ TBs, .* events lost' <<<"$1") || fail "no summary: $1"
+	sed -nE 's/.* events lost \(([0-9]+) calls\).*/\1/p; t; s/.*/0/p' <<<"$l"
+}
+
 # Events the LOST records of uftrace data account for.
 uftrace_lost() { # DIR
 	uftrace dump -d "$1" 2>/dev/null |

@@ -150,9 +150,9 @@ teardown() {
 @test "--uftrace: events the ring had no room for are counted and marked LOST" {
 	run "$QEMU_JITBPF" --ringbuf-mb 1 --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)" count 2000000
 	assert_success
-	lost=$(sed -nE 's/^qemu-jitbpf: .* ([0-9]+) events lost$/\1/p' <<<"$output")
-	echo "# $lost events lost" >&3
-	[ "${lost:-0}" -gt 0 ] || fail "a 1 MiB ring lost nothing: $output"
+	lost=$(calls_lost "$output")
+	echo "# $lost call events lost" >&3
+	[ "$lost" -gt 0 ] || fail "a 1 MiB ring lost no call: $output"
 	[ "$(uftrace_lost "$D/u")" -eq "$lost" ]
 	# Tens of millions of records: read as they stream, not kept in $output.
 	uftrace replay -d "$D/u" 2>/dev/null | grep -qE '/\* LOST [0-9]+ records!! \*/' ||

@@ -319,9 +319,9 @@ static int loop(struct engine *e)
 }
 
 /* Call events lost at the end, after the last record of their thread. */
-static void mark_lost(void *ctx, uint32_t tid, uint64_t lost)
+static bool mark_lost(void *ctx, uint32_t tid, uint64_t lost)
 {
-	uftrace_lost_at_end(ctx, tid, lost);
+	return uftrace_lost_at_end(ctx, tid, lost);
 }
 
 /* A tree's uftrace data, complete (or dropped with the rest). */
@@ -349,6 +349,8 @@ static long long close_uftrace(struct engine *e)
 static void summary(struct engine *e, long long uft_records)
 {
 	const struct engine_opts *o = e->o;
+	char calls_lost[40] = "";
+	unsigned long long calls;
 	struct rusage ru;
 
 	if (e->tbs_early)
@@ -370,11 +372,14 @@ static void summary(struct engine *e, long long uft_records)
 		" perf maps, %" PRIu64 " jitdumps, %" PRIu64 " uftrace, %" PRIu64
 		" without a handshake\n",
 		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
+	calls = probes_lost_calls(&e->probes);
+	if (calls)
+		snprintf(calls_lost, sizeof(calls_lost), " (%llu calls)", calls);
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
-		" bytes written, %llu events lost%s\n",
+		" bytes written, %llu events lost%s%s\n",
 		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete,
-		e->nameless ? "; no files written: no complete handshake" : "");
+		calls_lost, e->nameless ? "; no files written: no complete handshake" : "");
 	if (e->root_map)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
 	if (e->root_marker)

@@ -197,6 +197,11 @@ unsigned long long probes_lost(const struct probes *p)
 	return p->skel->bss->counters[QJ_LOST_RECORDS] + p->skel->bss->counters[QJ_LOST_CALLS];
 }
 
+unsigned long long probes_lost_calls(const struct probes *p)
+{
+	return p->skel->bss->counters[QJ_LOST_CALLS];
+}
+
 int probes_collect(struct probes *p, const struct sampler *sm, int **fds)
 {
 	int progs[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, progs, MAX_PROGS);
@@ -265,17 +270,24 @@ void probes_free(struct probes *p)
 	p->skel = NULL;
 }
 
-void probes_each_calls_lost(struct probes *p, void (*fn)(void *ctx, uint32_t tid, uint64_t lost),
+void probes_each_calls_lost(struct probes *p, bool (*fn)(void *ctx, uint32_t tid, uint64_t lost),
 			    void *ctx)
 {
 	int fd = bpf_map__fd(p->skel->maps.calls_lost);
-	__u32 key, next, *prev = NULL;
+	__u32 key, next, *prev = NULL, *done = NULL;
+	size_t ndone = 0;
 	__u64 lost;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &lost))
-			fn(ctx, next, lost);
+		if (!bpf_map_lookup_elem(fd, &next, &lost) && lost && fn(ctx, next, lost)) {
+			done = xrealloc(done, (ndone + 1) * sizeof(*done));
+			done[ndone++] = next;
+		}
 		key = next;
 		prev = &key;
 	}
+	/* Marked: not to be marked again by a later tree's end. */
+	for (size_t i = 0; i < ndone; i++)
+		bpf_map_delete_elem(fd, &done[i]);
+	free(done);
 }

@@ -78,11 +78,16 @@ int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct li
 int probes_attach_tasks(struct probes *p, struct linkset *ls);
 /* PID is the first process of the followed tree. */
 int probes_follow(struct probes *p, pid_t pid);
-/* FN(CTX, tid, lost) for each thread that lost call events so far. */
-void probes_each_calls_lost(struct probes *p, void (*fn)(void *ctx, uint32_t tid, uint64_t lost),
+/*
+ * FN(CTX, tid, lost) for each thread with call events lost after its last
+ * record; the entries FN marks (returns true for) are deleted.
+ */
+void probes_each_calls_lost(struct probes *p, bool (*fn)(void *ctx, uint32_t tid, uint64_t lost),
 			    void *ctx);
 /* Events the ring buffer had no room for, so far. */
 unsigned long long probes_lost(const struct probes *p);
+/* Of those, guest call and return events. */
+unsigned long long probes_lost_calls(const struct probes *p);
 /*
  * Links are dropped in three steps: new fds for them, from the kernel;
  * linkset_clear() on every set that holds them, which costs nothing

@@ -141,6 +141,12 @@ void session_event(struct session *s, const void *data, size_t size)
 		if (s->uft && size >= sizeof(struct qj_calls))
 			on_calls(s, data);
 		break;
+	case QJ_EV_CALLS_LOST:
+		/* A VM's tasks are vCPUs: its threads' ends are not theirs. */
+		if (s->uft && !s->target->system && size >= sizeof(struct qj_calls_lost))
+			uftrace_lost_at_end(s->uft, ((const struct qj_calls_lost *)data)->hdr.tid,
+					    ((const struct qj_calls_lost *)data)->lost);
+		break;
 	case QJ_EV_SAMPLE:
 		if (s->smp)
 			samples_add(s->smp, &s->jm, data, size);

@@ -47,8 +47,8 @@ struct uthread {
 	size_t nout;   /* u64 words in out */
 	struct frame *stack;
 	size_t depth, cap;
-	uint64_t lost;	   /* events lost so far, as last reported */
 	uint64_t first_ts; /* of its first record */
+	uint64_t last_ts;  /* of its latest record */
 	uint64_t records;
 };
 
@@ -307,6 +307,7 @@ static inline void put(struct uftrace *u, struct uthread *t, uint64_t ts, int ty
 	t->out[t->nout++] = type | REC_MAGIC << 3 | (uint64_t)depth << 6 | (addr & ADDR_MASK) << 16;
 	if (!t->records++)
 		t->first_ts = ts;
+	t->last_ts = ts;
 	if (!u->first_ts || ts < u->first_ts)
 		u->first_ts = ts;
 	if (ts > u->last_ts)
@@ -331,17 +332,17 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 	const struct call_event *ev = events;
 	struct usession *s;
 
-	if (!n)
+	if (!n) {
+		uftrace_lost_at_end(u, tid, lost);
 		return;
+	}
 	/* A session begins no later than its first record. */
 	s = session_of(u, pid);
 	if (s && ev[0].ts <= s->ts)
 		s->ts = ev[0].ts - 1;
-	if (lost > t->lost) {
-		/* A gap: say so where it is, as uftrace does. */
-		put(u, t, ev[0].ts, REC_LOST, t->depth, lost - t->lost);
-		t->lost = lost;
-	}
+	/* A gap: say so where it is, as uftrace does. */
+	if (lost)
+		put(u, t, ev[0].ts, REC_LOST, t->depth, lost);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t addr = QJ_CALL_ADDR(ev[i].addr), sp = ev[i].sp;
 
@@ -367,17 +368,17 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 	}
 }
 
-void uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
+bool uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
 {
 	struct uthread *t = NULL;
 
 	for (size_t i = 0; i < u->nthreads && !t; i++)
 		if (u->threads[i].tid == tid)
 			t = &u->threads[i];
-	if (t && lost > t->lost) {
-		put(u, t, u->last_ts, REC_LOST, t->depth, lost - t->lost);
-		t->lost = lost;
-	}
+	if (!t || !t->records || !lost)
+		return false;
+	put(u, t, t->last_ts, REC_LOST, t->depth, lost);
+	return true;
 }
 
 uint64_t uftrace_records(const struct uftrace *u)

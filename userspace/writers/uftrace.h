@@ -11,6 +11,7 @@
 #ifndef QJ_UFTRACE_H
 #define QJ_UFTRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -28,11 +29,14 @@ struct uftrace *uftrace_open(const char *dir);
 void uftrace_begin(struct uftrace *u, pid_t pid, uint64_t ts);
 /* Thread TID of PID forked CHILD at TS; CHILD goes on with TID's calls. */
 void uftrace_fork(struct uftrace *u, pid_t pid, uint32_t tid, pid_t child, uint64_t ts);
-/* N events of thread TID of PID; LOST: events of TID lost so far. */
+/* N events of thread TID of PID; LOST: events of TID lost just before. */
 void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
 		    uint64_t lost);
-/* Thread TID lost LOST events in all: mark what is not marked yet at its end. */
-void uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost);
+/*
+ * Thread TID lost LOST events after its last record: mark them there.
+ * False if TID has no record to mark them after.
+ */
+bool uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost);
 /*
  * PID's program ends (exit or exec): write its session's map and the
  * symbols of its images, G, now; EXENAME names it.  Its threads' calls
