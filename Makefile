@@ -13,7 +13,7 @@ MATRIX := $(foreach v,$(QEMU_VERSIONS),$(foreach a,$(LAB_ARCHES),$(v):$(a))) \
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree
+GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree nonlocal
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -21,6 +21,10 @@ CC_riscv64 := riscv64-linux-gnu-gcc
 CC_arm := arm-linux-gnueabihf-gcc
 CC_ppc64le := powerpc64le-linux-gnu-gcc
 CC_s390x := s390x-linux-gnu-gcc
+CXX_x86_64 := g++
+CXX_aarch64 := aarch64-linux-gnu-g++
+# Debian's rustc (the tests' Rust guest is x86_64 only: no other std).
+RUSTC ?= /usr/bin/rustc
 # Frame chains the profiler walks (--call-graph=fp): Arm code as A32
 # (Thumb-2, Debian's default, keeps no chain), s390x with its back chain.
 ARCH_CFLAGS_arm := -marm
@@ -57,7 +61,7 @@ TOOL_LAYERS := util naming writers profiler engine
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
 TOOL_HDRS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.h))
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
-TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread -lprotobuf-c
+TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -lz -lpthread -lprotobuf-c -liberty
 # pprof's message types, from Debian's copy of the upstream profile.proto.
 PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
@@ -70,8 +74,10 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp) $(BUILD)/guests/x86_64/names-rust \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
+	$(BUILD)/guests/native/nonlocal-pg \
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
 	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs $(SYSTEM_GUESTS)
 
@@ -191,6 +197,16 @@ $(BUILD)/guests/%/decoy: tests/guests/hot.c
 	@mkdir -p $(dir $@)
 	$(CC_$*) $(GUEST_CFLAGS) $(ARCH_CFLAGS_$*) -Dhot_main=decoy_alpha -Dhot_side=decoy_beta -o $@ $<
 
+# Mangled names: C++, and Rust (v0 for its own code, legacy in its std).
+$(BUILD)/guests/%/names-cpp: tests/guests/names.cpp
+	@mkdir -p $(dir $@)
+	$(CXX_$*) $(GUEST_CFLAGS) -o $@ $<
+
+$(BUILD)/guests/x86_64/names-rust: tests/guests/names.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) -g -C opt-level=1 -C force-frame-pointers=yes -C symbol-mangling-version=v0 \
+		-C target-feature=+crt-static -o $@ $<
+
 # The oracle: calls.c for native uftrace record on the host.
 $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 	@mkdir -p $(dir $@)
@@ -198,6 +214,10 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 
 # The oracle of the process-tree tests: a forking program, and the program
 # its child execs, for native uftrace record.
+$(BUILD)/guests/native/nonlocal-pg: tests/guests/nonlocal.c
+	@mkdir -p $(dir $@)
+	gcc -g -O1 -fno-inline -pg -o $@ $<
+
 $(BUILD)/guests/native/%tree-pg: tests/guests/%tree.c
 	@mkdir -p $(dir $@)
 	gcc -g -O1 -fno-inline -pg -o $@ $<

@@ -29,7 +29,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-lost=0 tbs=0
 # MODE -> "wall-seconds qemu-cpu-seconds" on stdout
 run_mode() {
 	local t0 t1 cpu=0 err=$work/err
@@ -53,8 +52,9 @@ run_mode() {
 		local l
 		l=$(sed -nE 's/^qemu-jitbpf: [0-9]+ TBs, .* ([0-9]+) events lost( \(.*)?$/\1/p' "$err")
 		[ -n "$l" ] || { cat "$err" >&2; exit 1; }
-		lost=$((lost + l))
-		tbs=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err")
+		# A subshell runs this: the counts go to files.
+		echo "$l" >>"$work/lost"
+		sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err" >"$work/tbs"
 		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU$/\1/p' "$err")
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$err")"
 	fi
@@ -90,4 +90,5 @@ pc=$(median_of "${cpu[plain]}")
 tc=$(median_of "${cpu[tool]}")
 printf 'QEMU CPU time: plain %.3f s, under qemu-jitbpf %.3f s, ratio %.3f\n' "$pc" "$tc" \
 	"$(echo "$tc / $pc" | bc -l)"
-echo "qemu-jitbpf: $tbs TBs per run, $lost events lost in $((ROUNDS + 1)) runs"
+echo "qemu-jitbpf: $(cat "$work/tbs") TBs per run," \
+	"$(awk '{ n += $1 } END { print n + 0 }' "$work/lost") events lost in $(wc -l <"$work/lost") runs"

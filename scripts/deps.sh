@@ -6,12 +6,12 @@ set -eu
 PKGS="
   make gcc libc6-dev pkg-config git xz-utils dpkg-dev gpgv debian-archive-keyring
   ninja-build meson python3 python3-venv libglib2.0-dev flex bison
-  systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev
+  systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev libiberty-dev
   libpixman-1-dev libfdt-dev seabios qemu-system-data
   clang llvm bpftool
   linux-perf uftrace bpftrace
   bats bats-assert bats-support bats-file
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static g++ rustc
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross

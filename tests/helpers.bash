@@ -63,8 +63,15 @@ jit_events() {
 
 # Start a command in the background, its stdout in $BATS_TEST_TMPDIR/bg.out.
 start_bg() {
+	local shell t=50
 	"$@" >"$BATS_TEST_TMPDIR/bg.out" 2>"$BATS_TEST_TMPDIR/bg.err" &
 	BG_PID=$!
+	# Until the forked shell has exec'd the command, -p $BG_PID is bash.
+	shell=$(readlink "/proc/$$/exe")
+	while [ "$(readlink "/proc/$BG_PID/exe" 2>/dev/null)" = "$shell" ] && [ "$t" -gt 0 ]; do
+		sleep 0.02
+		t=$((t - 1))
+	done
 }
 
 stop_bg() {
@@ -166,6 +173,26 @@ uftrace_counts() { # DIR [uftrace report options...]
 # uftrace replay of a subtree with durations and task ids stripped.
 uftrace_tree() { # DIR FUNCTION
 	uftrace replay -d "$1" -F "$2" 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
+}
+
+# The calls of uftrace data as replay nests them, without times, tids and
+# library calls: what native uftrace and ours must agree on.
+uftrace_calls() { # DIR [replay options...]
+	local dir=$1
+	shift
+	uftrace replay -d "$dir" -f none --no-libcall "$@" 2>/dev/null | grep -vE '^#|^$'
+}
+
+# The nesting of the functions named by REGEX, from the depths uftrace
+# data record (not from exits, which frames a longjmp abandoned lack in
+# native uftrace's data): each entry indented by its ancestors among them.
+uftrace_nesting() { # DIR REGEX
+	uftrace dump -d "$1" 2>/dev/null | awk -v re="$2" '$3 == "[entry]" {
+		name = $4; sub(/\(.*/, "", name)
+		if (name !~ re) next
+		while (n && stack[n] >= $NF) n--
+		printf "%*s%s\n", 2 * n, "", name
+		stack[++n] = $NF }'
 }
 
 # Call events the tool's summary, in OUTPUT, says were lost (0 if none).

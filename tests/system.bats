@@ -204,7 +204,9 @@ linux_attached_after_boot() { # ARCH
 	local ks
 	ks=$(linux_kallsyms x86_64)
 	start_linux x86_64 3000000
-	run "$QEMU_JITBPF" -p "$VM_PID" -d 3 --profile="$D/p.folded" --guest-symbols "$ks" \
+	# As copied through a serial console: CRLF line ends, read as LF.
+	sed 's/$/\r/' "$ks" >"$D/kallsyms.crlf"
+	run "$QEMU_JITBPF" -p "$VM_PID" -d 3 --profile="$D/p.folded" --guest-symbols "$D/kallsyms.crlf" \
 		--guest-elf "$BUILD/guests/x86_64/hot"
 	assert_success
 	local total main kern
@@ -216,6 +218,7 @@ linux_attached_after_boot() { # ARCH
 	echo "# $total samples, hot_main $main, in guest kernel functions $kern" >&3
 	[ $((main * 100)) -ge $((total * 50)) ] || fail "hot_main: $main of $total"
 	[ "$kern" -ge 1 ] || fail "no sample in a guest kernel function"
+	! grep -q $'\r' "$D/p.folded" || fail "a carriage return in a name"
 	tmux new-session -d -s "qj-systop-$$" -x 120 -y 30 \
 		"$QEMU_JITBPF -p $VM_PID --top --guest-elf $BUILD/guests/x86_64/hot 2>$D/top.err; echo EXIT=\$? >$D/top.exit"
 	sleep 4

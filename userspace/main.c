@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "engine/target.h"
+#include "naming/demangle.h"
 #include "naming/guest.h"
 #include "util/util.h"
 
@@ -43,6 +44,7 @@ static const char doc[] =
 	"       qemu-jitbpf -a [--qemu PATH]... [--perfmap] [--jitdump]\n"
 	"                   [--uftrace[=DIR]] [--profile[=FILE]]...\n"
 	"                   [--interval=SECONDS] [-d SECONDS]\n"
+	"uftrace filters:   [-F FUNC]... [-N FUNC]... [-D DEPTH] [-t TIME]\n"
 	"\n"
 	"Needs a QEMU built with the qemu-jitbpf probes (make qemu). With -p or a\n"
 	"command, follows that QEMU and every process it forks, and what those\n"
@@ -56,6 +58,7 @@ static const char doc[] =
 	"    qemu-jitbpf --jitdump -o out -- qemu-aarch64 ./prog  # from the first TB\n"
 	"    qemu-jitbpf --uftrace -- qemu-x86_64 ./prog && uftrace replay  # calls\n"
 	"    qemu-jitbpf --uftrace -- qemu-aarch64 ./busybox sh build.sh  # the tree\n"
+	"    qemu-jitbpf --uftrace -F main -D 3 -t 1us -- qemu-x86_64 ./prog  # less\n"
 	"    qemu-jitbpf --perfmap -- unshare -mpf chroot rootfs /bin/sh build.sh\n"
 	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
 	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
@@ -77,6 +80,8 @@ enum {
 	OPT_TOP,
 	OPT_QEMU,
 	OPT_INTERVAL,
+	OPT_NO_DEMANGLE,
+	OPT_FILTER,
 };
 
 static const struct argp_option opts[] = {
@@ -102,7 +107,8 @@ static const struct argp_option opts[] = {
 	 0},
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
-	{"freq", 'F', "HZ", 0, "Samples per second and CPU (default 99)", 0},
+	{"freq", 'F', "HZ", 0,
+	 "Samples per second and CPU (default 99); -F with a name is --filter, as in uftrace", 0},
 	{"interval", OPT_INTERVAL, "SECONDS", 0,
 	 "Continuous profiling: every SECONDS, write the profile so far to files named "
 	 "after each --profile FILE with the interval's start time in them, and start again",
@@ -122,6 +128,16 @@ static const struct argp_option opts[] = {
 	 "Guest symbols from a System.map or /proc/kallsyms copy (guest = address + BIAS), "
 	 "e.g. a VM's Linux kernel; repeatable",
 	 0},
+	{"filter", OPT_FILTER, "FUNC", 0,
+	 "--uftrace: record only FUNC and what it calls (a name, or a regex); repeatable", 0},
+	{"notrace", 'N', "FUNC", 0, "--uftrace: record neither FUNC nor what it calls; repeatable",
+	 0},
+	{"depth", 'D', "DEPTH", 0,
+	 "--uftrace: record DEPTH levels of calls (from an -F function, if any)", 0},
+	{"time-filter", 't', "TIME", 0,
+	 "--uftrace: record only functions that run TIME or longer (e.g. 1us, 2ms)", 0},
+	{"no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+	 "Keep C++ and Rust names mangled in perf maps, jitdumps and profiles", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
@@ -131,7 +147,7 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
+	char *end, why[160];
 
 	switch (key) {
 	case 'p':
@@ -177,6 +193,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		}
 		break;
 	case 'F':
+		/* perf's -F HZ, or uftrace's -F FUNC: no function name is a
+		 * number. */
+		if (*arg < '0' || *arg > '9')
+			return parse_arg(OPT_FILTER, arg, state);
 		errno = 0;
 		env.prof.freq = strtoul(arg, &end, 10);
 		if (errno || *end || !env.prof.freq || env.prof.freq > 10000)
@@ -225,6 +245,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		    (env.ringbuf_mb & (env.ringbuf_mb - 1)))
 			argp_error(state, "invalid ring buffer size '%s' (power of 2, MiB)", arg);
 		break;
+	case OPT_FILTER:
+	case 'N':
+		if (callfilter_add(&env.ufilter, arg, key == 'N', why, sizeof(why)))
+			argp_error(state, "invalid function '%s': %s", arg, why);
+		break;
+	case 'D':
+		errno = 0;
+		env.ufilter.depth = strtoul(arg, &end, 10);
+		if (errno || *end || !env.ufilter.depth || env.ufilter.depth > 1024)
+			argp_error(state, "invalid depth '%s' (1 to 1024)", arg);
+		break;
+	case 't':
+		if (!callfilter_parse_time(arg, &env.ufilter.time_ns) || !env.ufilter.time_ns)
+			argp_error(state, "invalid time '%s' (e.g. 500ns, 1us, 2.5ms, 1s)", arg);
+		break;
+	case OPT_NO_DEMANGLE:
+		demangle_enable(false);
+		break;
 	case 'v':
 		verbose++;
 		break;
@@ -248,6 +286,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--interval goes with --profile");
 		else if (env.nqemus && !env.all)
 			argp_error(state, "--qemu goes with -a");
+		else if (!env.uftrace && (env.ufilter.npats || env.ufilter.depth ||
+					  env.ufilter.time_ns))
+			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
@@ -354,6 +395,7 @@ int main(int argc, char **argv)
 	free(env.guest_elves);
 	free(env.guest_syms);
 	free(env.prof.files);
+	callfilter_free(&env.ufilter);
 	free(outdir);
 	return code;
 }

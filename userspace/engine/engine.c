@@ -455,7 +455,7 @@ static int open_uftrace(struct engine *e)
 	const char *dir = e->o->uftrace;
 
 	if (e->tree) {
-		e->uft = uftrace_open(dir);
+		e->uft = uftrace_open(dir, &e->o->ufilter);
 		return e->uft ? 0 : -EINVAL;
 	}
 	/* -a: one directory per process in DIR. */

@@ -22,6 +22,7 @@
 #include "engine/session.h"
 #include "engine/target.h"
 #include "profiler/profiler.h"
+#include "writers/callfilter.h"
 #include "writers/uftrace.h"
 
 /* What to do, as the command line says it (main.c checks it). */
@@ -35,6 +36,7 @@ struct engine_opts {
 	bool perfmap_insn;
 	bool jitdump;
 	const char *uftrace; /* DIR */
+	struct callfilter ufilter; /* -F FUNC, -N, -D, -t */
 	const char *outdir;  /* -o, resolved, or NULL */
 	double duration;     /* -d, 0 for none */
 	char **guest_elves;

@@ -45,7 +45,7 @@ struct proc *procs_find(struct engine *e, pid_t pid)
  * -a: uftrace data of PID in DIR/PID, or after an exec of that pid,
  * DIR/PID.1, DIR/PID.2 and so on.
  */
-static struct uftrace *open_uftrace(const char *dir, pid_t pid)
+static struct uftrace *open_uftrace(const char *dir, const struct callfilter *f, pid_t pid)
 {
 	struct uftrace *u;
 	char *path = xasprintf("%s/%d", dir, pid);
@@ -54,7 +54,7 @@ static struct uftrace *open_uftrace(const char *dir, pid_t pid)
 		free(path);
 		path = xasprintf("%s/%d.%d", dir, pid, i);
 	}
-	u = uftrace_open(path);
+	u = uftrace_open(path, f);
 	free(path);
 	return u;
 }
@@ -72,7 +72,7 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		p->t = &p->own;
 	}
 	if (o->uftrace && !e->tree) {
-		uft = open_uftrace(o->uftrace, pid);
+		uft = open_uftrace(o->uftrace, &o->ufilter, pid);
 		p->own_uft = true;
 	}
 	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);

@@ -36,7 +36,7 @@ static void on_calls(struct session *s, const struct qj_calls *r)
 {
 	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
 
-	uftrace_events(s->uft, s->target->pid, calls_task(s, r), r->ev, n, r->lost);
+	uftrace_events(s->uft, s->target->pid, calls_task(s, r), r->ev, n, r->lost, &s->jm.guest);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a;
 

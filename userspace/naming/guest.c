@@ -304,7 +304,8 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 	s = elf_file_sym(img->elf, loc->link);
 	if (!s)
 		return;
-	loc->name = s->name;
+	loc->name = elf_file_sym_name(img->elf, s);
+	loc->raw = s->name;
 	loc->sym_start = s->addr + img->bias;
 }
 

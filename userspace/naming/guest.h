@@ -49,6 +49,7 @@ struct guest {
 /* What a guest address is. */
 struct guest_loc {
 	const char *name;   /* function, or NULL when unknown */
+	const char *raw;    /* its name in the file (mangled), or NULL */
 	uint64_t sym_start; /* guest address of the function */
 	const struct guest_image *img;
 	uint64_t link; /* link address within img */

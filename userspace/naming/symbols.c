@@ -2,6 +2,7 @@
 #include "naming/symbols.h"
 #include "naming/cfisyms.h"
 #include "naming/debuginfo.h"
+#include "naming/demangle.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
@@ -26,6 +27,7 @@ struct elf_file {
 	struct sym *syms;
 	size_t nsyms;
 	char *names; /* one block holding every name */
+	char **shown; /* per symbol: its demangled name, once asked for */
 	struct load_seg *segs;
 	size_t nsegs;
 	uint64_t lo, hi;
@@ -449,10 +451,11 @@ static bool map_line(struct sym_builder *b, const char *line)
 	if (!type || p[1] != ' ')
 		return false;
 	name = p + 2;
-	if (!*name || *name == ' ' || *name == '\n')
+	/* A copy taken through a serial console has CRLF line ends. */
+	if (!*name || strchr(" \t\r\n", *name))
 		return false;
 	if (strchr("tTwW", type) && addr)
-		add_sym(b, name, strcspn(name, " \t\n"),
+		add_sym(b, name, strcspn(name, " \t\r\n"),
 			(struct raw_sym){.addr = addr,
 					 .rank = type == 'T'   ? 0
 						 : type == 'W' ? 1
@@ -556,6 +559,23 @@ const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
 	if (addr < e->syms[lo - 1].addr + e->syms[lo - 1].size)
 		return &e->syms[lo - 1];
 	return NULL;
+}
+
+const char *elf_file_sym_name(struct elf_file *e, const struct sym *s)
+{
+	size_t i = (size_t)(s - e->syms);
+
+	/* C names, the most, cost a glance at their first two bytes. */
+	if (s->name[0] != '_' || i >= e->nsyms)
+		return s->name;
+	if (!e->shown)
+		e->shown = xcalloc(e->nsyms, sizeof(*e->shown));
+	if (!e->shown[i]) {
+		e->shown[i] = demangle(s->name);
+		if (!e->shown[i])
+			e->shown[i] = (char *)s->name;
+	}
+	return e->shown[i];
 }
 
 size_t elf_file_nsyms(const struct elf_file *e)

@@ -61,6 +61,8 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
 /* The PT_LOAD segment that maps file offset OFF, or NULL. */
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
 const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr);
+/* The name of S, a symbol of E, as people read it: demangled (demangle.h). */
+const char *elf_file_sym_name(struct elf_file *e, const struct sym *s);
 size_t elf_file_nsyms(const struct elf_file *e);
 /* The I-th function, by address. */
 const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i);

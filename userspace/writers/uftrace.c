@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "writers/uftrace.h"
+#include "writers/callfilter.h"
 #include "util/util.h"
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
@@ -32,10 +33,19 @@ struct call_event {
 #define MAX_STACK 1024
 #define ADDR_MASK UINT64_C(0xffffffffffff)
 
+/* A guest function entered and not left yet. */
 struct frame {
 	uint64_t addr;
 	uint64_t sp;
+	uint64_t ts;	 /* of its entry */
+	uint32_t level;	 /* for -D: from the top, or from the outermost -F function */
+	uint16_t rdepth; /* the depth of its records: recorded frames below it */
+	uint8_t flags;	 /* FR_* */
 };
+#define FR_IN	   1 /* inside an -F function, or no -F */
+#define FR_NOTRACE 2 /* inside an -N function */
+#define FR_REC	   4 /* recorded */
+#define FR_WRITTEN 8 /* its entry is written (-t holds entries back) */
 
 #define OUTBUF (1 << 20)
 
@@ -47,6 +57,7 @@ struct uthread {
 	size_t nout;   /* u64 words in out */
 	struct frame *stack;
 	size_t depth, cap;
+	size_t written; /* frames below this have their entries written */
 	uint64_t first_ts; /* of its first record */
 	uint64_t last_ts;  /* of its latest record */
 	uint64_t records;
@@ -85,6 +96,12 @@ struct uftrace {
 	uint64_t last_ts;
 	uint64_t start_ns; /* CLOCK_REALTIME at open, for record_date */
 	int err;
+	const struct callfilter *filter; /* NULL: record everything */
+	/* CALLFILTER_* of guest functions, by address (open addressing;
+	 * key 0 is free), for the filters by name. */
+	uint64_t *vkeys;
+	uint8_t *vvals;
+	size_t vn, vcap;
 };
 
 enum dir_kind {
@@ -172,7 +189,7 @@ static int move_old(const char *dir)
 	return err;
 }
 
-struct uftrace *uftrace_open(const char *dir)
+struct uftrace *uftrace_open(const char *dir, const struct callfilter *filter)
 {
 	bool created = !mkdir(dir, 0755), moved = false;
 	struct uftrace *u;
@@ -202,6 +219,8 @@ struct uftrace *uftrace_open(const char *dir)
 	u->created = created || moved;
 	u->moved = moved;
 	u->start_ns = (uint64_t)time(NULL) * 1000000000ull;
+	if (filter && (filter->npats || filter->depth || filter->time_ns))
+		u->filter = filter;
 	return u;
 }
 
@@ -233,6 +252,11 @@ void uftrace_begin(struct uftrace *u, pid_t pid, uint64_t ts)
 	grow(&u->sess, &u->sess_cap, u->nsess + 1, sizeof(*u->sess));
 	s = &u->sess[u->nsess++];
 	*s = (struct usession){.pid = pid, .sid = sid, .ts = ts};
+	/* Another program: other functions at the addresses seen. */
+	if (u->vn) {
+		memset(u->vkeys, 0, u->vcap * sizeof(*u->vkeys));
+		u->vn = 0;
+	}
 }
 
 static struct uthread *thread_of(struct uftrace *u, uint32_t tid, pid_t pid)
@@ -315,18 +339,128 @@ static inline void put(struct uftrace *u, struct uthread *t, uint64_t ts, int ty
 	u->records++;
 }
 
-/* Frames deeper than SP are dead: their functions were left without a
- * return we saw (longjmp, exceptions, a gap).  End them at TS. */
-static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t sp, uint64_t ts)
+/* Entries the time filter held back, of frames still open: they come
+ * before any record that follows them. */
+static void put_pending(struct uftrace *u, struct uthread *t)
 {
-	while (t->depth && t->stack[t->depth - 1].sp < sp) {
-		t->depth--;
-		put(u, t, ts, REC_EXIT, t->depth, t->stack[t->depth].addr);
+	for (; t->written < t->depth; t->written++) {
+		struct frame *f = &t->stack[t->written];
+
+		if ((f->flags & (FR_REC | FR_WRITTEN)) == FR_REC) {
+			put(u, t, f->ts, REC_ENTRY, f->rdepth, f->addr);
+			f->flags |= FR_WRITTEN;
+		}
 	}
 }
 
+/* CALLFILTER_* of the guest function at ADDR, looked up once. */
+static unsigned int verdict(struct uftrace *u, struct guest *g, uint64_t addr)
+{
+	struct guest_loc loc = {0};
+	const char *raw = NULL;
+	size_t k;
+
+	if (u->vn * 2 >= u->vcap) {
+		uint64_t *keys = u->vkeys;
+		uint8_t *vals = u->vvals;
+		size_t cap = u->vcap;
+
+		u->vcap = cap ? cap * 2 : 1024;
+		u->vkeys = xcalloc(u->vcap, sizeof(*u->vkeys));
+		u->vvals = xcalloc(u->vcap, sizeof(*u->vvals));
+		u->vn = 0;
+		for (size_t i = 0; i < cap; i++)
+			if (keys[i]) {
+				for (k = (keys[i] * 0x9e3779b97f4a7c15ull) & (u->vcap - 1);
+				     u->vkeys[k]; k = (k + 1) & (u->vcap - 1))
+					;
+				u->vkeys[k] = keys[i];
+				u->vvals[k] = vals[i];
+				u->vn++;
+			}
+		free(keys);
+		free(vals);
+	}
+	for (k = ((addr | 1) * 0x9e3779b97f4a7c15ull) & (u->vcap - 1); u->vkeys[k];
+	     k = (k + 1) & (u->vcap - 1))
+		if (u->vkeys[k] == (addr | 1))
+			return u->vvals[k];
+	if (g) {
+		guest_lookup(g, addr, &loc);
+		raw = loc.raw;
+	}
+	u->vkeys[k] = addr | 1;
+	u->vvals[k] = callfilter_match(u->filter, raw, loc.name);
+	u->vn++;
+	return u->vvals[k];
+}
+
+/* A call of ADDR at TS, SP: a frame, recorded as the filters say. */
+static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr,
+		  uint64_t sp, uint64_t ts)
+{
+	const struct callfilter *f = u->filter;
+	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
+	struct frame fr = {.addr = addr, .sp = sp, .ts = ts};
+	unsigned int v = callfilter_by_name(f) ? verdict(u, g, addr) : 0;
+
+	fr.rdepth = p ? p->rdepth + !!(p->flags & FR_REC) : 0;
+	fr.flags = p ? p->flags & (FR_IN | FR_NOTRACE) : (f && f->any_in ? 0 : FR_IN);
+	fr.level = (fr.flags & FR_IN) && p ? p->level + 1 : 1;
+	/* Each -F function starts -D's count again, as in uftrace. */
+	if (v & CALLFILTER_IN) {
+		fr.flags |= FR_IN;
+		fr.level = 1;
+	}
+	if (v & CALLFILTER_NOTRACE)
+		fr.flags |= FR_NOTRACE;
+	if ((fr.flags & (FR_IN | FR_NOTRACE)) == FR_IN && (!f || !f->depth || fr.level <= f->depth))
+		fr.flags |= FR_REC;
+	if ((fr.flags & FR_REC) && !(f && f->time_ns)) {
+		put_pending(u, t);
+		put(u, t, ts, REC_ENTRY, fr.rdepth, addr);
+		fr.flags |= FR_WRITTEN;
+	}
+	grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
+	t->stack[t->depth++] = fr;
+}
+
+/* The innermost frame is left at TS. */
+static void leave(struct uftrace *u, struct uthread *t, uint64_t ts)
+{
+	struct frame *fr = &t->stack[t->depth - 1];
+
+	if (fr->flags & FR_REC) {
+		if (fr->flags & FR_WRITTEN || ts - fr->ts >= u->filter->time_ns) {
+			put_pending(u, t);
+			put(u, t, ts, REC_EXIT, fr->rdepth, fr->addr);
+		}
+	}
+	t->depth--;
+	if (t->written > t->depth)
+		t->written = t->depth;
+}
+
+/* The record depth of what happens now, in the innermost frame. */
+static size_t depth_now(const struct uthread *t)
+{
+	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
+
+	return p ? p->rdepth + !!(p->flags & FR_REC) : 0;
+}
+
+/* Frames deeper than SP (AT_SP: or at it) are dead: their functions were
+ * left without a return we saw (longjmp, exceptions, a gap).  End them
+ * at TS. */
+static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t sp, bool at_sp,
+				uint64_t ts)
+{
+	while (t->depth && (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)))
+		leave(u, t, ts);
+}
+
 void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
-		    uint64_t lost)
+		    uint64_t lost, struct guest *g)
 {
 	struct uthread *t = thread_of(u, tid, pid);
 	const struct call_event *ev = events;
@@ -341,28 +475,28 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 	if (s && ev[0].ts <= s->ts)
 		s->ts = ev[0].ts - 1;
 	/* A gap: say so where it is, as uftrace does. */
-	if (lost)
-		put(u, t, ev[0].ts, REC_LOST, t->depth, lost);
+	if (lost) {
+		put_pending(u, t);
+		put(u, t, ev[0].ts, REC_LOST, depth_now(t), lost);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t addr = QJ_CALL_ADDR(ev[i].addr), sp = ev[i].sp;
 
 		switch (QJ_CALL_KIND(ev[i].addr)) {
 		case EV_CALL:
-			unwind_below(u, t, sp, ev[i].ts);
-			grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
-			t->stack[t->depth] = (struct frame){addr, sp};
-			put(u, t, ev[i].ts, REC_ENTRY, t->depth, addr);
-			t->depth++;
+			/* A function that calls has a stack pointer below the
+			 * one of its own call: a call at that of an open frame
+			 * comes from its caller, after a longjmp out of it. */
+			unwind_below(u, t, sp, true, ev[i].ts);
+			enter(u, t, g, addr, sp, ev[i].ts);
 			break;
 		case EV_RET:
 			/* A return matches the call made with the same SP; one
 			 * that matches nothing left a function entered before
 			 * tracing began, or was a jump in disguise. */
-			unwind_below(u, t, sp, ev[i].ts);
-			if (t->depth && t->stack[t->depth - 1].sp == sp) {
-				t->depth--;
-				put(u, t, ev[i].ts, REC_EXIT, t->depth, t->stack[t->depth].addr);
-			}
+			unwind_below(u, t, sp, false, ev[i].ts);
+			if (t->depth && t->stack[t->depth - 1].sp == sp)
+				leave(u, t, ev[i].ts);
 			break;
 		}
 	}
@@ -377,7 +511,8 @@ bool uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
 			t = &u->threads[i];
 	if (!t || !t->records || !lost)
 		return false;
-	put(u, t, t->last_ts, REC_LOST, t->depth, lost);
+	put_pending(u, t);
+	put(u, t, t->last_ts, REC_LOST, depth_now(t), lost);
 	return true;
 }
 

@@ -18,20 +18,23 @@
 #include "naming/guest.h"
 
 struct uftrace;
+struct callfilter;
 
 /*
  * NULL, with the reason printed, when DIR cannot be used.  Earlier
  * uftrace data in DIR goes to DIR.old, as uftrace record does; a DIR
- * that holds anything else is refused.
+ * that holds anything else is refused.  FILTER (kept, may be NULL):
+ * uftrace record's -F, -N, -D and -t (callfilter.h).
  */
-struct uftrace *uftrace_open(const char *dir);
+struct uftrace *uftrace_open(const char *dir, const struct callfilter *filter);
 /* Process PID starts a program at TS: when first seen, or after an exec. */
 void uftrace_begin(struct uftrace *u, pid_t pid, uint64_t ts);
 /* Thread TID of PID forked CHILD at TS; CHILD goes on with TID's calls. */
 void uftrace_fork(struct uftrace *u, pid_t pid, uint32_t tid, pid_t child, uint64_t ts);
-/* N events of thread TID of PID; LOST: events of TID lost just before. */
+/* N events of thread TID of PID; LOST: events of TID lost just before.
+ * G names the functions for the filters. */
 void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
-		    uint64_t lost);
+		    uint64_t lost, struct guest *g);
 /*
  * Thread TID lost LOST events after its last record: mark them there.
  * False if TID has no record to mark them after.
