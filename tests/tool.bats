@@ -34,6 +34,29 @@ teardown() {
 	assert_output --partial "invalid PID 'abc'"
 }
 
+@test "uftrace's filters: bad values and a filter without --uftrace are usage errors" {
+	local q g
+	q=$(qemu_bin 10.2.2 x86_64)
+	g=$(guest x86_64 calls)
+	run "$QEMU_JITBPF" -D 0 --uftrace="$D/u" -- "$q" "$g"
+	assert_failure
+	assert_line --partial "invalid depth '0' (1 to 1024)"
+	run "$QEMU_JITBPF" -t 3parsecs --uftrace="$D/u" -- "$q" "$g"
+	assert_failure
+	assert_line --partial "invalid time '3parsecs' (e.g. 500ns, 1us, 2.5ms, 1s)"
+	run "$QEMU_JITBPF" -F 'cg_(' --uftrace="$D/u" -- "$q" "$g"
+	assert_failure
+	assert_line --partial "invalid function 'cg_(': not a regular expression"
+	run "$QEMU_JITBPF" -N cg_leaf --perfmap -- "$q" "$g"
+	assert_failure
+	assert_line --partial "-F FUNC, -N, -D and -t go with --uftrace"
+	[ ! -e "$D/u" ] || fail "bad options, yet $D/u was made"
+	# -F with a number is still perf's frequency.
+	run "$QEMU_JITBPF" -F 10001 --profile="$D/p.folded" -- "$q" "$g"
+	assert_failure
+	assert_line --partial "invalid frequency '10001'"
+}
+
 @test "error: PID not running" {
 	run "$QEMU_JITBPF" -p 4194303
 	assert_failure

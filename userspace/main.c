@@ -286,8 +286,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--interval goes with --profile");
 		else if (env.nqemus && !env.all)
 			argp_error(state, "--qemu goes with -a");
-		else if (!env.uftrace && (env.ufilter.npats || env.ufilter.depth ||
-					  env.ufilter.time_ns))
+		else if (!env.uftrace &&
+			 (env.ufilter.npats || env.ufilter.depth || env.ufilter.time_ns))
 			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");

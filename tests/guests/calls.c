@@ -3,11 +3,14 @@
  * the host (built with -pg) and checking nesting.
  *   calls count N   many calls: loops, recursion, shared callees
  *   calls tree      the small tree of cg_tree(), see tests/uftrace
+ *   calls slow      three cg_sleepy() that sleep 2 ms in cg_nap(), each
+ *                   followed by a quick cg_mid(): for -t
  * Prints a checksum that depends only on its arguments.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int __attribute__((noinline)) cg_leaf(int x)
 {
@@ -62,8 +65,27 @@ void __attribute__((noinline)) cg_tree(void)
 	cg_c();
 }
 
+void __attribute__((noinline)) cg_nap(void)
+{
+	usleep(2000);
+}
+
+int __attribute__((noinline)) cg_sleepy(int x)
+{
+	cg_nap();
+	return cg_leaf(x);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "slow")) {
+		int s = 0;
+
+		for (int i = 0; i < 3; i++)
+			s += cg_sleepy(i) + cg_mid(i);
+		printf("slow %d\n", s);
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "tree")) {
 		cg_tree();
 		printf("tree\n");

@@ -35,10 +35,10 @@ struct engine_opts {
 	bool perfmap;
 	bool perfmap_insn;
 	bool jitdump;
-	const char *uftrace; /* DIR */
+	const char *uftrace;	   /* DIR */
 	struct callfilter ufilter; /* -F FUNC, -N, -D, -t */
-	const char *outdir;  /* -o, resolved, or NULL */
-	double duration;     /* -d, 0 for none */
+	const char *outdir;	   /* -o, resolved, or NULL */
+	double duration;	   /* -d, 0 for none */
 	char **guest_elves;
 	int nguest_elves;
 	char **guest_syms;

@@ -26,7 +26,7 @@ struct elf_file {
 	ino_t ino;
 	struct sym *syms;
 	size_t nsyms;
-	char *names; /* one block holding every name */
+	char *names;  /* one block holding every name */
 	char **shown; /* per symbol: its demangled name, once asked for */
 	struct load_seg *segs;
 	size_t nsegs;

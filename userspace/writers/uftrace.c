@@ -57,7 +57,7 @@ struct uthread {
 	size_t nout;   /* u64 words in out */
 	struct frame *stack;
 	size_t depth, cap;
-	size_t written; /* frames below this have their entries written */
+	size_t written;	   /* frames below this have their entries written */
 	uint64_t first_ts; /* of its first record */
 	uint64_t last_ts;  /* of its latest record */
 	uint64_t records;
@@ -396,8 +396,8 @@ static unsigned int verdict(struct uftrace *u, struct guest *g, uint64_t addr)
 }
 
 /* A call of ADDR at TS, SP: a frame, recorded as the filters say. */
-static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr,
-		  uint64_t sp, uint64_t ts)
+static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr, uint64_t sp,
+		  uint64_t ts)
 {
 	const struct callfilter *f = u->filter;
 	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
@@ -455,7 +455,8 @@ static size_t depth_now(const struct uthread *t)
 static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t sp, bool at_sp,
 				uint64_t ts)
 {
-	while (t->depth && (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)))
+	while (t->depth &&
+	       (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)))
 		leave(u, t, ts);
 }
 
@@ -766,6 +767,8 @@ static void free_all(struct uftrace *u)
 	free(u->sess);
 	free(u->forks);
 	free(u->threads);
+	free(u->vkeys);
+	free(u->vvals);
 	free(u->dir);
 	free(u);
 }
