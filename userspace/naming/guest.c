@@ -3,6 +3,7 @@
 #include "naming/codemap.h"
 #include "util/util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -307,6 +308,120 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 	loc->name = elf_file_sym_name(img->elf, s);
 	loc->raw = s->name;
 	loc->sym_start = s->addr + img->bias;
+}
+
+static uint32_t le32(const unsigned char *b)
+{
+	return b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
+
+static int64_t sext(uint64_t v, int bits)
+{
+	return (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+/*
+ * Where the code at link address LINK of E goes if it is a thunk: no-ops
+ * or landing pads, then an unconditional branch that does not return.
+ * Direct branches, and s390x's load of a GOT slot that the file holds
+ * (a static program's __wrap_main).
+ */
+static bool thunk_branch(const struct elf_file *e, uint64_t link, uint64_t *to)
+{
+	unsigned char b[24];
+	size_t n = elf_file_read(e, link, b, sizeof(b)), i = 0;
+	uint32_t w;
+
+	switch (elf_file_machine(e)) {
+	case EM_X86_64:
+		if (n >= 4 && !memcmp(b, "\xf3\x0f\x1e\xfa", 4)) /* endbr64 */
+			i = 4;
+		while (i < n && b[i] == 0x90) /* nop */
+			i++;
+		if (i + 5 <= n && b[i] == 0xe9) { /* jmp rel32 */
+			*to = link + i + 5 + (int32_t)le32(b + i + 1);
+			return true;
+		}
+		if (i + 2 <= n && b[i] == 0xeb) { /* jmp rel8 */
+			*to = link + i + 2 + (int8_t)b[i + 1];
+			return true;
+		}
+		return false;
+	case EM_AARCH64:
+		/* nop, bti: hint instructions */
+		for (; i + 4 <= n && i < 8 && (le32(b + i) & 0xfffff01f) == 0xd503201f; i += 4)
+			;
+		w = i + 4 <= n ? le32(b + i) : 0;
+		if ((w & 0xfc000000) != 0x14000000) /* b imm26 */
+			return false;
+		*to = link + i + sext(w & 0x3ffffff, 26) * 4;
+		return true;
+	case EM_RISCV:
+		w = n >= 4 ? le32(b) : 0;
+		if ((w & 0xfff) != 0x06f) /* jal x0, imm */
+			return false;
+		*to = link + sext(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 |
+					  ((w >> 20) & 1) << 11 | ((w >> 21) & 0x3ff) << 1,
+				  21);
+		return true;
+	case EM_ARM:
+		w = n >= 4 ? le32(b) : 0;
+		if ((w & 0xff000000) != 0xea000000) /* b, always, A32 */
+			return false;
+		*to = link + 8 + sext(w & 0xffffff, 24) * 4;
+		return true;
+	case EM_PPC64:
+		w = n >= 4 ? le32(b) : 0;
+		if ((w & 0xfc000003) != 0x48000000) /* b, neither AA nor LK */
+			return false;
+		*to = link + sext(w & 0x03fffffc, 26);
+		return true;
+	case EM_S390:
+		if (n >= 6 && b[0] == 0xc0 && b[1] == 0xf4) { /* brcl 15 */
+			*to = link + sext(be32(b + 2), 32) * 2;
+			return true;
+		}
+		/* larl %rX, slot; lg %rX, 0(%rX); br %rX */
+		if (n >= 14 && b[0] == 0xc0 && (b[1] & 0x0f) == 0 && b[6] == 0xe3 && b[7] == b[1] &&
+		    b[8] == b[1] && !b[9] && !b[10] && b[11] == 0x04 && b[12] == 0x07 &&
+		    b[13] == (0xf0 | b[1] >> 4)) {
+			unsigned char slot[8];
+			uint64_t a = link + sext(be32(b + 2), 32) * 2;
+
+			if (elf_file_read(e, a, slot, 8) != 8)
+				return false;
+			*to = (uint64_t)be32(slot) << 32 | be32(slot + 4);
+			return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+uint64_t guest_call_target(struct guest *g, uint64_t addr)
+{
+	for (int hop = 0; hop < 4; hop++) {
+		const struct guest_image *img;
+		struct guest_loc loc;
+		const struct sym *s;
+		uint64_t to;
+
+		guest_lookup(g, addr, &loc); /* finds a library mapped since */
+		img = loc.img;
+		if (!img || !img->elf || !thunk_branch(img->elf, addr - img->bias, &to))
+			break;
+		/* Only a branch to the start of a function of the same file. */
+		s = elf_file_sym(img->elf, to);
+		if (!s || s->addr != to || to == addr - img->bias)
+			break;
+		addr = to + img->bias;
+	}
+	return addr;
 }
 
 const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)

@@ -550,6 +550,22 @@ const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t
 	return NULL;
 }
 
+size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t len)
+{
+	for (size_t i = 0; e->fd >= 0 && i < e->nsegs; i++) {
+		const struct load_seg *s = &e->segs[i];
+		ssize_t n;
+
+		if (addr < s->vaddr || addr >= s->vaddr + s->filesz)
+			continue;
+		if (len > s->vaddr + s->filesz - addr)
+			len = s->vaddr + s->filesz - addr;
+		n = pread(e->fd, buf, len, s->offset + (addr - s->vaddr));
+		return n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
 const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
 {
 	size_t lo = count_le(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, addr), addr);
@@ -593,7 +609,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static Dwfl_Module *module(struct elf_file *e)
+Dwfl_Module *elf_file_dwfl(struct elf_file *e)
 {
 	if (!e->dwfl_tried) {
 		e->dwfl_tried = true;
@@ -610,7 +626,7 @@ static Dwfl_Module *module(struct elf_file *e)
 
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
 {
-	Dwfl_Module *mod = module(e);
+	Dwfl_Module *mod = elf_file_dwfl(e);
 	Dwfl_Line *l;
 	GElf_Addr bias;
 
@@ -632,66 +648,4 @@ size_t elf_file_build_id(const struct elf_file *e, const unsigned char **id)
 {
 	*id = e->build_id;
 	return e->build_id_len;
-}
-
-/* Offset N of a location "CFA + N" as libdw spells it; false otherwise. */
-static bool cfa_offset(const Dwarf_Op *ops, size_t nops, int64_t *off)
-{
-	if (!nops || ops[0].atom != DW_OP_call_frame_cfa)
-		return false;
-	if (nops == 1) {
-		*off = 0;
-		return true;
-	}
-	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
-		*off = (int64_t)ops[1].number;
-		return true;
-	}
-	if (nops == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
-	    (ops[2].atom == DW_OP_plus || ops[2].atom == DW_OP_minus)) {
-		*off = ops[2].atom == DW_OP_plus ? (int64_t)ops[1].number : -(int64_t)ops[1].number;
-		return true;
-	}
-	return false;
-}
-
-bool elf_file_frame_rule(struct elf_file *e, uint64_t addr, int ra_reg, struct frame_rule *r)
-{
-	Dwfl_Module *mod = module(e);
-	Dwarf_Op ops_mem[3], *ops;
-	Dwarf_Frame *frame = NULL;
-	Dwarf_CFI *cfi;
-	Dwarf_Addr bias;
-	size_t nops;
-	bool ok = false;
-
-	if (!mod)
-		return false;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame)) {
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame))
-			return false;
-	}
-	memset(r, 0, sizeof(*r));
-	r->cfa_reg = -1;
-	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
-		goto out;
-	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-		r->cfa_reg = ops[0].atom - DW_OP_breg0;
-		r->cfa_off = (int64_t)ops[0].number;
-	} else if (ops[0].atom == DW_OP_bregx) {
-		r->cfa_reg = ops[0].number;
-		r->cfa_off = (int64_t)ops[0].number2;
-	}
-	if (dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops))
-		goto out;
-	if (!nops && !ops)
-		r->ra = RA_IN_REG;
-	else if (cfa_offset(ops, nops, &r->ra_off))
-		r->ra = RA_AT_CFA;
-	ok = true;
-out:
-	free(frame);
-	return ok;
 }

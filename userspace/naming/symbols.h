@@ -60,12 +60,18 @@ int elf_file_fd(const struct elf_file *e);
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
 /* The PT_LOAD segment that maps file offset OFF, or NULL. */
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
+/* Up to LEN bytes of the file's image at link address ADDR, as loaded;
+ * how many were read (0 outside the file's bytes, or for a symbol map). */
+size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t len);
 const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr);
 /* The name of S, a symbol of E, as people read it: demangled (demangle.h). */
 const char *elf_file_sym_name(struct elf_file *e, const struct sym *s);
 size_t elf_file_nsyms(const struct elf_file *e);
 /* The I-th function, by address. */
 const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i);
+/* libdwfl's module of the file, opened on first use; NULL if it cannot be. */
+typedef struct Dwfl_Module Dwfl_Module;
+Dwfl_Module *elf_file_dwfl(struct elf_file *e);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
 
@@ -76,7 +82,7 @@ size_t elf_file_build_id(const struct elf_file *e, const unsigned char **id);
 
 /*
  * How to find the caller of code at link address ADDR, from the file's
- * CFI: the frame's CFA as a DWARF register plus an offset, and where the
+ * CFI (cfirules.c): the frame's CFA as a DWARF register plus an offset, and where the
  * return address (DWARF register RA_REG) is.
  */
 struct frame_rule {

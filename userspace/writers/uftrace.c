@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "writers/uftrace.h"
 #include "writers/callfilter.h"
+#include "writers/uftrace-records.h"
 #include "util/util.h"
-#include <linux/types.h>
-#include "qemu-jitbpf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,94 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* QEMU's JitCallEvent (accel/tcg/jit-calls.c). */
-struct call_event {
-	uint64_t ts;
-	uint64_t addr; /* kind << 62 | address */
-	uint64_t sp;
-};
-#define EV_CALL 1
-#define EV_RET	2
-
-/* uftrace's record: type in bits 0-1, magic 5 in 3-5, depth 6-15, addr 16-63. */
-#define REC_ENTRY 0
-#define REC_EXIT  1
-#define REC_LOST  2
-#define REC_MAGIC 5
-#define MAX_STACK 1024
-#define ADDR_MASK UINT64_C(0xffffffffffff)
-
-/* A guest function entered and not left yet. */
-struct frame {
-	uint64_t addr;
-	uint64_t sp;
-	uint64_t ts;	 /* of its entry */
-	uint32_t level;	 /* for -D: from the top, or from the outermost -F function */
-	uint16_t rdepth; /* the depth of its records: recorded frames below it */
-	uint8_t flags;	 /* FR_* */
-};
-#define FR_IN	   1 /* inside an -F function, or no -F */
-#define FR_NOTRACE 2 /* inside an -N function */
-#define FR_REC	   4 /* recorded */
-#define FR_WRITTEN 8 /* its entry is written (-t holds entries back) */
-
-#define OUTBUF (1 << 20)
-
-struct uthread {
-	uint32_t tid;
-	pid_t pid;
-	int fd;	       /* <tid>.dat, from its first record on */
-	uint64_t *out; /* records not yet written, OUTBUF bytes */
-	size_t nout;   /* u64 words in out */
-	struct frame *stack;
-	size_t depth, cap;
-	size_t written;	   /* frames below this have their entries written */
-	uint64_t first_ts; /* of its first record */
-	uint64_t last_ts;  /* of its latest record */
-	uint64_t records;
-};
-
-/* A program a process runs: from its start, or from an exec. */
-struct usession {
-	pid_t pid;
-	uint64_t sid;
-	uint64_t ts; /* SESS: no later than its first record */
-	char *exename;
-	bool ended; /* map and symbols written */
-};
-
-struct ufork {
-	pid_t pid, child;
-	uint64_t ts;
-};
-
-struct uftrace {
-	char *dir;
-	bool created; /* by uftrace_open(): discard removes it */
-	bool moved;   /* earlier data went to DIR.old: discard brings it back */
-	struct uthread *threads;
-	size_t nthreads, cap;
-	size_t last; /* index of the last thread used */
-	struct usession *sess;
-	size_t nsess, sess_cap;
-	struct ufork *forks;
-	size_t nforks, forks_cap;
-	char **syms; /* basenames whose .sym is written */
-	size_t nsyms, syms_cap;
-	uint64_t records;
-	uint64_t bytes;
-	uint64_t first_ts;
-	uint64_t last_ts;
-	uint64_t start_ns; /* CLOCK_REALTIME at open, for record_date */
-	int err;
-	const struct callfilter *filter; /* NULL: record everything */
-	/* CALLFILTER_* of guest functions, by address (open addressing;
-	 * key 0 is free), for the filters by name. */
-	uint64_t *vkeys;
-	uint8_t *vvals;
-	size_t vn, vcap;
-};
 
 enum dir_kind {
 	DIR_EMPTY,
@@ -229,8 +140,7 @@ const char *uftrace_dir(const struct uftrace *u)
 	return u->dir;
 }
 
-/* The running session of PID (the last one begun), or NULL. */
-static struct usession *session_of(struct uftrace *u, pid_t pid)
+struct usession *uftrace_session_of(struct uftrace *u, pid_t pid)
 {
 	for (size_t i = u->nsess; i > 0; i--)
 		if (u->sess[i - 1].pid == pid)
@@ -253,268 +163,10 @@ void uftrace_begin(struct uftrace *u, pid_t pid, uint64_t ts)
 	s = &u->sess[u->nsess++];
 	*s = (struct usession){.pid = pid, .sid = sid, .ts = ts};
 	/* Another program: other functions at the addresses seen. */
-	if (u->vn) {
-		memset(u->vkeys, 0, u->vcap * sizeof(*u->vkeys));
-		u->vn = 0;
+	if (u->ncallees) {
+		memset(u->callees, 0, u->callees_cap * sizeof(*u->callees));
+		u->ncallees = 0;
 	}
-}
-
-static struct uthread *thread_of(struct uftrace *u, uint32_t tid, pid_t pid)
-{
-	struct uthread *t;
-
-	if (u->nthreads && u->threads[u->last].tid == tid)
-		return &u->threads[u->last];
-	for (size_t i = 0; i < u->nthreads; i++)
-		if (u->threads[i].tid == tid) {
-			u->last = i;
-			return &u->threads[i];
-		}
-	grow(&u->threads, &u->cap, u->nthreads + 1, sizeof(*u->threads));
-	t = &u->threads[u->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	t->pid = pid;
-	t->fd = -1;
-	u->last = u->nthreads++;
-	return t;
-}
-
-void uftrace_fork(struct uftrace *u, pid_t pid, uint32_t tid, pid_t child, uint64_t ts)
-{
-	struct uthread *t = thread_of(u, tid, pid), *c;
-	struct frame *stack = NULL;
-	size_t depth = t->depth, cap = 0;
-
-	/* thread_of() may move T: copy its stack first. */
-	if (depth) {
-		grow(&stack, &cap, depth, sizeof(*stack));
-		memcpy(stack, t->stack, depth * sizeof(*stack));
-	}
-	c = thread_of(u, child, child);
-	free(c->stack);
-	c->stack = stack;
-	c->depth = depth;
-	c->cap = cap;
-	grow(&u->forks, &u->forks_cap, u->nforks + 1, sizeof(*u->forks));
-	u->forks[u->nforks++] = (struct ufork){pid, child, ts};
-}
-
-static void flush_thread(struct uftrace *u, struct uthread *t)
-{
-	if (t->nout && t->fd < 0 && !u->err) {
-		char *path = xasprintf("%s/%u.dat", u->dir, t->tid);
-
-		t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (t->fd < 0) {
-			pr_err("cannot create %s: %s", path, strerror(errno));
-			u->err = -errno;
-		}
-		free(path);
-	}
-	if (t->nout && t->fd >= 0 && !write_all(t->fd, t->out, t->nout * 8) && !u->err)
-		u->err = -errno;
-	u->bytes += t->nout * 8;
-	t->nout = 0;
-}
-
-static inline void put(struct uftrace *u, struct uthread *t, uint64_t ts, int type, size_t depth,
-		       uint64_t addr)
-{
-	if (depth >= MAX_STACK)
-		return; /* uftrace drops what is deeper than max_stack */
-	if (!t->out)
-		t->out = xmalloc(OUTBUF);
-	if (t->nout * 8 + 16 > OUTBUF)
-		flush_thread(u, t);
-	t->out[t->nout++] = ts;
-	t->out[t->nout++] = type | REC_MAGIC << 3 | (uint64_t)depth << 6 | (addr & ADDR_MASK) << 16;
-	if (!t->records++)
-		t->first_ts = ts;
-	t->last_ts = ts;
-	if (!u->first_ts || ts < u->first_ts)
-		u->first_ts = ts;
-	if (ts > u->last_ts)
-		u->last_ts = ts;
-	u->records++;
-}
-
-/* Entries the time filter held back, of frames still open: they come
- * before any record that follows them. */
-static void put_pending(struct uftrace *u, struct uthread *t)
-{
-	for (; t->written < t->depth; t->written++) {
-		struct frame *f = &t->stack[t->written];
-
-		if ((f->flags & (FR_REC | FR_WRITTEN)) == FR_REC) {
-			put(u, t, f->ts, REC_ENTRY, f->rdepth, f->addr);
-			f->flags |= FR_WRITTEN;
-		}
-	}
-}
-
-/* CALLFILTER_* of the guest function at ADDR, looked up once. */
-static unsigned int verdict(struct uftrace *u, struct guest *g, uint64_t addr)
-{
-	struct guest_loc loc = {0};
-	const char *raw = NULL;
-	size_t k;
-
-	if (u->vn * 2 >= u->vcap) {
-		uint64_t *keys = u->vkeys;
-		uint8_t *vals = u->vvals;
-		size_t cap = u->vcap;
-
-		u->vcap = cap ? cap * 2 : 1024;
-		u->vkeys = xcalloc(u->vcap, sizeof(*u->vkeys));
-		u->vvals = xcalloc(u->vcap, sizeof(*u->vvals));
-		u->vn = 0;
-		for (size_t i = 0; i < cap; i++)
-			if (keys[i]) {
-				for (k = (keys[i] * 0x9e3779b97f4a7c15ull) & (u->vcap - 1);
-				     u->vkeys[k]; k = (k + 1) & (u->vcap - 1))
-					;
-				u->vkeys[k] = keys[i];
-				u->vvals[k] = vals[i];
-				u->vn++;
-			}
-		free(keys);
-		free(vals);
-	}
-	for (k = ((addr | 1) * 0x9e3779b97f4a7c15ull) & (u->vcap - 1); u->vkeys[k];
-	     k = (k + 1) & (u->vcap - 1))
-		if (u->vkeys[k] == (addr | 1))
-			return u->vvals[k];
-	if (g) {
-		guest_lookup(g, addr, &loc);
-		raw = loc.raw;
-	}
-	u->vkeys[k] = addr | 1;
-	u->vvals[k] = callfilter_match(u->filter, raw, loc.name);
-	u->vn++;
-	return u->vvals[k];
-}
-
-/* A call of ADDR at TS, SP: a frame, recorded as the filters say. */
-static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr, uint64_t sp,
-		  uint64_t ts)
-{
-	const struct callfilter *f = u->filter;
-	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
-	struct frame fr = {.addr = addr, .sp = sp, .ts = ts};
-	unsigned int v = callfilter_by_name(f) ? verdict(u, g, addr) : 0;
-
-	fr.rdepth = p ? p->rdepth + !!(p->flags & FR_REC) : 0;
-	fr.flags = p ? p->flags & (FR_IN | FR_NOTRACE) : (f && f->any_in ? 0 : FR_IN);
-	fr.level = (fr.flags & FR_IN) && p ? p->level + 1 : 1;
-	/* Each -F function starts -D's count again, as in uftrace. */
-	if (v & CALLFILTER_IN) {
-		fr.flags |= FR_IN;
-		fr.level = 1;
-	}
-	if (v & CALLFILTER_NOTRACE)
-		fr.flags |= FR_NOTRACE;
-	if ((fr.flags & (FR_IN | FR_NOTRACE)) == FR_IN && (!f || !f->depth || fr.level <= f->depth))
-		fr.flags |= FR_REC;
-	if ((fr.flags & FR_REC) && !(f && f->time_ns)) {
-		put_pending(u, t);
-		put(u, t, ts, REC_ENTRY, fr.rdepth, addr);
-		fr.flags |= FR_WRITTEN;
-	}
-	grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
-	t->stack[t->depth++] = fr;
-}
-
-/* The innermost frame is left at TS. */
-static void leave(struct uftrace *u, struct uthread *t, uint64_t ts)
-{
-	struct frame *fr = &t->stack[t->depth - 1];
-
-	if (fr->flags & FR_REC) {
-		if (fr->flags & FR_WRITTEN || ts - fr->ts >= u->filter->time_ns) {
-			put_pending(u, t);
-			put(u, t, ts, REC_EXIT, fr->rdepth, fr->addr);
-		}
-	}
-	t->depth--;
-	if (t->written > t->depth)
-		t->written = t->depth;
-}
-
-/* The record depth of what happens now, in the innermost frame. */
-static size_t depth_now(const struct uthread *t)
-{
-	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
-
-	return p ? p->rdepth + !!(p->flags & FR_REC) : 0;
-}
-
-/* Frames deeper than SP (AT_SP: or at it) are dead: their functions were
- * left without a return we saw (longjmp, exceptions, a gap).  End them
- * at TS. */
-static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t sp, bool at_sp,
-				uint64_t ts)
-{
-	while (t->depth &&
-	       (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)))
-		leave(u, t, ts);
-}
-
-void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
-		    uint64_t lost, struct guest *g)
-{
-	struct uthread *t = thread_of(u, tid, pid);
-	const struct call_event *ev = events;
-	struct usession *s;
-
-	if (!n) {
-		uftrace_lost_at_end(u, tid, lost);
-		return;
-	}
-	/* A session begins no later than its first record. */
-	s = session_of(u, pid);
-	if (s && ev[0].ts <= s->ts)
-		s->ts = ev[0].ts - 1;
-	/* A gap: say so where it is, as uftrace does. */
-	if (lost) {
-		put_pending(u, t);
-		put(u, t, ev[0].ts, REC_LOST, depth_now(t), lost);
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t addr = QJ_CALL_ADDR(ev[i].addr), sp = ev[i].sp;
-
-		switch (QJ_CALL_KIND(ev[i].addr)) {
-		case EV_CALL:
-			/* A function that calls has a stack pointer below the
-			 * one of its own call: a call at that of an open frame
-			 * comes from its caller, after a longjmp out of it. */
-			unwind_below(u, t, sp, true, ev[i].ts);
-			enter(u, t, g, addr, sp, ev[i].ts);
-			break;
-		case EV_RET:
-			/* A return matches the call made with the same SP; one
-			 * that matches nothing left a function entered before
-			 * tracing began, or was a jump in disguise. */
-			unwind_below(u, t, sp, false, ev[i].ts);
-			if (t->depth && t->stack[t->depth - 1].sp == sp)
-				leave(u, t, ev[i].ts);
-			break;
-		}
-	}
-}
-
-bool uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
-{
-	struct uthread *t = NULL;
-
-	for (size_t i = 0; i < u->nthreads && !t; i++)
-		if (u->threads[i].tid == tid)
-			t = &u->threads[i];
-	if (!t || !t->records || !lost)
-		return false;
-	put_pending(u, t);
-	put(u, t, t->last_ts, REC_LOST, depth_now(t), lost);
-	return true;
 }
 
 uint64_t uftrace_records(const struct uftrace *u)
@@ -582,7 +234,7 @@ static bool syms_written(struct uftrace *u, const char *base)
 
 void uftrace_end(struct uftrace *u, pid_t pid, struct guest *g, const char *exename)
 {
-	struct usession *s = session_of(u, pid);
+	struct usession *s = uftrace_session_of(u, pid);
 	char *name;
 	FILE *f;
 
@@ -690,7 +342,7 @@ static void add_line(struct task_line **v, size_t *n, size_t *cap, uint64_t ts, 
 #define TS_FMT	   "%" PRIu64 ".%09" PRIu64
 #define TS_ARGS(t) (t) / 1000000000, (t) % 1000000000
 
-static const struct uthread *find_thread(const struct uftrace *u, uint32_t tid)
+const struct uthread *uftrace_find_thread(const struct uftrace *u, uint32_t tid)
 {
 	for (size_t i = 0; i < u->nthreads; i++)
 		if (u->threads[i].tid == tid)
@@ -714,7 +366,7 @@ static void write_tasks(struct uftrace *u)
 		return;
 	for (size_t i = 0; i < u->nsess; i++) {
 		const struct usession *s = &u->sess[i];
-		const struct uthread *t = find_thread(u, s->pid);
+		const struct uthread *t = uftrace_find_thread(u, s->pid);
 
 		add_line(&v, &n, &cap, s->ts,
 			 xasprintf("SESS timestamp=" TS_FMT " pid=%d sid=%016" PRIx64
@@ -767,8 +419,7 @@ static void free_all(struct uftrace *u)
 	free(u->sess);
 	free(u->forks);
 	free(u->threads);
-	free(u->vkeys);
-	free(u->vvals);
+	free(u->callees);
 	free(u->dir);
 	free(u);
 }
@@ -804,7 +455,7 @@ int uftrace_close(struct uftrace *u, const char *exename, const char *cmdline, u
 	int err;
 
 	for (size_t i = 0; i < u->nthreads; i++) {
-		flush_thread(u, &u->threads[i]);
+		uftrace_flush_thread(u, &u->threads[i]);
 		if (u->threads[i].fd >= 0 && close(u->threads[i].fd) && !u->err)
 			u->err = -errno;
 		u->threads[i].fd = -1;
