@@ -27,6 +27,17 @@ fi
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ] || [ "$status" != 0 ] || status=1
 line="$passed passed, $failed failed"
 [ "$skipped" = 0 ] || line="$line, $skipped skipped"
-[ -z "${TEST_SUMMARY:-}" ] || echo "$line" >"$TEST_SUMMARY"
+# Repeat each failure with the start of its diagnostics just above the
+# count, so a log's tail names what failed.
+failures=$(awk '
+	/^not ok [0-9]+/ { show = 1; n = 0; print; next }
+	/^(ok|not ok) [0-9]+/ { show = 0 }
+	show && /^#/ && n < 12 { print; n++ }
+' "$log")
+{
+	[ -z "$failures" ] || printf 'failed:\n%s\n' "$failures"
+	echo "$line"
+} >"${TEST_SUMMARY:-/dev/null}"
+[ -z "$failures" ] || printf 'failed:\n%s\n' "$failures"
 echo "$line"
 exit "$status"
