@@ -17,6 +17,8 @@ start_guest() { # QEMU DIR NAME ARGS...
 	shift 2
 	(cd "$d" && exec "$q" "$(guest x86_64 "$1")" "${@:2}" >"$d/guest.out") &
 	GUEST=$!
+	# A map an earlier process of this pid left (pids wrap at 32768).
+	rm -f "/tmp/perf-$GUEST.map"
 	sleep 0.5
 }
 

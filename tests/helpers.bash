@@ -66,6 +66,8 @@ start_bg() {
 	local shell t=50
 	"$@" >"$BATS_TEST_TMPDIR/bg.out" 2>"$BATS_TEST_TMPDIR/bg.err" &
 	BG_PID=$!
+	# A map an earlier process of this pid left (pids wrap at 32768).
+	rm -f "/tmp/perf-$BG_PID.map"
 	# Until the forked shell has exec'd the command, -p $BG_PID is bash.
 	shell=$(readlink "/proc/$$/exe")
 	while [ "$(readlink "/proc/$BG_PID/exe" 2>/dev/null)" = "$shell" ] && [ "$t" -gt 0 ]; do
