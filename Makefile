@@ -166,6 +166,8 @@ $(BUILD)/guests/$(1)/%: tests/guests/%.c
 	$$(CC_$(1)) $$(GUEST_CFLAGS) $$(ARCH_CFLAGS_$(1)) -o $$@ $$< -lpthread
 endef
 $(foreach a,$(GUEST_ARCHES),$(eval $(call GUEST_RULE,$(a))))
+# nonlocal.c's nested function has its trampoline on the stack.
+$(BUILD)/guests/%/nonlocal: GUEST_CFLAGS += -Wl,-z,execstack
 
 # Arm's calls.c as Thumb-2 too, for --uftrace in both instruction sets,
 # and tree.c with APCS frames, the other chain --call-graph=fp follows.
@@ -216,7 +218,7 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 # its child execs, for native uftrace record.
 $(BUILD)/guests/native/nonlocal-pg: tests/guests/nonlocal.c
 	@mkdir -p $(dir $@)
-	gcc -g -O1 -fno-inline -pg -o $@ $<
+	gcc -g -O1 -fno-inline -pg -Wl,-z,execstack -o $@ $<
 
 $(BUILD)/guests/native/%tree-pg: tests/guests/%tree.c
 	@mkdir -p $(dir $@)

@@ -7,17 +7,25 @@
  *                         calls nl_handler_work(), returns
  *   nonlocal siglongjmp   the handler of SIGUSR2, raised two nl_deep()
  *                         frames down, siglongjmps out of them all
+ *   nonlocal nested       nl_apply() calls the nested function nl_inner()
+ *                         through its trampoline on the stack, twice
+ *   nonlocal context      nl_context() runs nl_co() on a context of its
+ *                         own (makecontext), which switches back once and
+ *                         is resumed
  * Prints "nonlocal MODE HITS".
  */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 
 static jmp_buf env;
 static sigjmp_buf senv;
 static volatile sig_atomic_t hits;
 static int jump_sig;
+static ucontext_t main_ctx, co_ctx;
+static char co_stack[64 * 1024];
 
 void __attribute__((noinline)) nl_handler_work(void)
 {
@@ -68,6 +76,46 @@ void __attribute__((noinline)) nl_sigjump(void)
 	nl_after();
 }
 
+void __attribute__((noinline)) nl_co(void)
+{
+	hits++;
+	nl_after();
+	swapcontext(&co_ctx, &main_ctx);
+	nl_after();
+}
+
+void __attribute__((noinline)) nl_context(void)
+{
+	getcontext(&co_ctx);
+	co_ctx.uc_stack.ss_sp = co_stack;
+	co_ctx.uc_stack.ss_size = sizeof(co_stack);
+	co_ctx.uc_link = &main_ctx;
+	makecontext(&co_ctx, nl_co, 0);
+	swapcontext(&main_ctx, &co_ctx);
+	nl_after();
+	swapcontext(&main_ctx, &co_ctx);
+}
+
+void __attribute__((noinline)) nl_apply(void (*fn)(int), int n)
+{
+	fn(n);
+}
+
+/* GCC's nested functions: their address is a trampoline on the stack. */
+void __attribute__((noinline)) nl_nested(void)
+{
+	int sum = 0;
+
+	void __attribute__((noinline)) nl_inner(int k)
+	{
+		sum += k;
+		nl_after();
+	}
+	nl_apply(nl_inner, 1);
+	nl_apply(nl_inner, 2);
+	hits = sum == 3;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "longjmp";
@@ -80,8 +128,12 @@ int main(int argc, char **argv)
 		nl_raise();
 	} else if (!strcmp(mode, "siglongjmp")) {
 		nl_sigjump();
+	} else if (!strcmp(mode, "nested")) {
+		nl_nested();
+	} else if (!strcmp(mode, "context")) {
+		nl_context();
 	} else {
-		fprintf(stderr, "usage: nonlocal longjmp|signal|siglongjmp\n");
+		fprintf(stderr, "usage: nonlocal longjmp|signal|siglongjmp|nested|context\n");
 		return 2;
 	}
 	nl_after();

@@ -403,21 +403,20 @@ static bool thunk_branch(const struct elf_file *e, uint64_t link, uint64_t *to)
 	return false;
 }
 
-uint64_t guest_call_target(struct guest *g, uint64_t addr)
+uint64_t guest_call_target(struct guest *g, uint64_t addr, struct guest_loc *loc)
 {
-	for (int hop = 0; hop < 4; hop++) {
+	for (int hop = 0;; hop++) {
 		const struct guest_image *img;
-		struct guest_loc loc;
 		const struct sym *s;
 		uint64_t to;
 
-		guest_lookup(g, addr, &loc); /* finds a library mapped since */
-		img = loc.img;
-		if (!img || !img->elf || !thunk_branch(img->elf, addr - img->bias, &to))
+		guest_lookup(g, addr, loc); /* finds a library mapped since */
+		img = loc->img;
+		if (hop == 4 || !img || !img->elf || !thunk_branch(img->elf, loc->link, &to))
 			break;
 		/* Only a branch to the start of a function of the same file. */
 		s = elf_file_sym(img->elf, to);
-		if (!s || s->addr != to || to == addr - img->bias)
+		if (!s || s->addr != to || to == loc->link)
 			break;
 		addr = to + img->bias;
 	}

@@ -84,9 +84,9 @@ const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc);
  * The function a call of ADDR runs: ADDR, or the function a thunk at ADDR
  * branches to (a function that is only a branch to the start of another,
  * such as glibc's __wrap_main, which runs main on AArch64 and s390x), up
- * to 4 such hops.
+ * to 4 such hops; LOC describes it.
  */
-uint64_t guest_call_target(struct guest *g, uint64_t addr);
+uint64_t guest_call_target(struct guest *g, uint64_t addr, struct guest_loc *loc);
 /* Add the image of every ELF file mapping in the process's maps, now. */
 void guest_add_mapped(struct guest *g);
 /*

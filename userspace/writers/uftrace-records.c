@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -136,27 +137,32 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 	if (c->key)
 		return c;
 	c->key = addr + 1;
-	c->func = g ? guest_call_target(g, addr) : addr;
-	if (callfilter_by_name(u->filter)) {
-		if (g)
-			guest_lookup(g, c->func, &loc);
+	c->func = g ? guest_call_target(g, addr, &loc) : addr;
+	c->start = loc.name && loc.sym_start == c->func;
+	c->hold = g && !c->start;
+	c->ret_pop = loc.img && loc.img->elf && elf_file_machine(loc.img->elf) == EM_X86_64 ? 8 : 0;
+	if (callfilter_by_name(u->filter))
 		c->verdict = callfilter_match(u->filter, loc.raw, loc.name);
-	}
 	u->ncallees++;
 	return c;
 }
 
-/* A call of ADDR at TS, SP: a frame, recorded as the filters say. */
-static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr, uint64_t sp,
+/*
+ * Function C is entered at TS, SP.  The entry of code that is not a named
+ * function's start (a PLT stub, a trampoline on the stack) is held back:
+ * a jump from it to a function (EV_JUMP) replaces it.
+ */
+static void enter(struct uftrace *u, struct uthread *t, const struct callee *c, uint64_t sp,
 		  uint64_t ts)
 {
 	const struct callfilter *f = u->filter;
 	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
-	const struct callee *c = callee(u, g, addr);
 	struct frame fr = {.addr = c->func, .sp = sp, .ts = ts};
 	unsigned int v = c->verdict;
 
 	fr.rdepth = p ? p->rdepth + !!(p->flags & FR_REC) : 0;
+	if (fr.rdepth > MAX_STACK)
+		fr.rdepth = MAX_STACK;
 	fr.flags = p ? p->flags & (FR_IN | FR_NOTRACE) : (f && f->any_in ? 0 : FR_IN);
 	fr.level = (fr.flags & FR_IN) && p ? p->level + 1 : 1;
 	/* Each -F function starts -D's count again, as in uftrace. */
@@ -168,7 +174,7 @@ static void enter(struct uftrace *u, struct uthread *t, struct guest *g, uint64_
 		fr.flags |= FR_NOTRACE;
 	if ((fr.flags & (FR_IN | FR_NOTRACE)) == FR_IN && (!f || !f->depth || fr.level <= f->depth))
 		fr.flags |= FR_REC;
-	if ((fr.flags & FR_REC) && !(f && f->time_ns)) {
+	if ((fr.flags & FR_REC) && !(f && f->time_ns) && !c->hold) {
 		put_pending(u, t);
 		put(u, t, ts, REC_ENTRY, fr.rdepth, fr.addr);
 		fr.flags |= FR_WRITTEN;
@@ -183,7 +189,7 @@ static void leave(struct uftrace *u, struct uthread *t, uint64_t ts)
 	struct frame *fr = &t->stack[t->depth - 1];
 
 	if (fr->flags & FR_REC) {
-		if (fr->flags & FR_WRITTEN || ts - fr->ts >= u->filter->time_ns) {
+		if (fr->flags & FR_WRITTEN || !u->filter || ts - fr->ts >= u->filter->time_ns) {
 			put_pending(u, t);
 			put(u, t, ts, REC_EXIT, fr->rdepth, fr->addr);
 		}
@@ -212,6 +218,26 @@ static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t s
 		leave(u, t, ts);
 }
 
+/*
+ * A jump to function C at SP.  From the frame at SP that is a trampoline
+ * whose entry is not written yet: C replaces it.  From another frame at
+ * SP: a tail call, nested in it as in a -pg build (the return ends both).
+ * From elsewhere (setcontext() to a new context): an entry there.
+ */
+static void jump(struct uftrace *u, struct uthread *t, const struct callee *c, uint64_t sp,
+		 uint64_t ts)
+{
+	struct frame *top = t->depth ? &t->stack[t->depth - 1] : NULL;
+
+	if (top && top->sp == sp && !(top->flags & FR_WRITTEN) && top->ts <= ts) {
+		ts = top->ts;
+		t->depth--;
+		if (t->written > t->depth)
+			t->written = t->depth;
+	}
+	enter(u, t, c, sp, ts);
+}
+
 void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
 		    uint64_t lost, struct guest *g)
 {
@@ -235,21 +261,35 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t addr = QJ_CALL_ADDR(ev[i].addr), sp = ev[i].sp;
 
+		const struct callee *c;
+
 		switch (QJ_CALL_KIND(ev[i].addr)) {
 		case EV_CALL:
 			/* A function that calls has a stack pointer below the
 			 * one of its own call: a call at that of an open frame
 			 * comes from its caller, after a longjmp out of it. */
 			unwind_below(u, t, sp, true, ev[i].ts);
-			enter(u, t, g, addr, sp, ev[i].ts);
+			enter(u, t, callee(u, g, addr), sp, ev[i].ts);
 			break;
 		case EV_RET:
-			/* A return matches the call made with the same SP; one
-			 * that matches nothing left a function entered before
-			 * tracing began, or was a jump in disguise. */
+			/* A return matches the call made with the same SP (and
+			 * ends the tail calls made from its frame); one that
+			 * matches nothing left a function entered before
+			 * tracing began, or was a jump in disguise: into a
+			 * function's start, that function's entry (x86-64's
+			 * setcontext() pushes the address and returns). */
 			unwind_below(u, t, sp, false, ev[i].ts);
-			if (t->depth && t->stack[t->depth - 1].sp == sp)
-				leave(u, t, ev[i].ts);
+			if (t->depth && t->stack[t->depth - 1].sp == sp) {
+				while (t->depth && t->stack[t->depth - 1].sp == sp)
+					leave(u, t, ev[i].ts);
+			} else if (g && (c = callee(u, g, addr))->start) {
+				enter(u, t, c, sp + c->ret_pop, ev[i].ts);
+			}
+			break;
+		case EV_JUMP:
+			c = g ? callee(u, g, addr) : NULL;
+			if (c && c->start)
+				jump(u, t, c, sp, ev[i].ts);
 			break;
 		}
 	}
@@ -257,11 +297,8 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 
 bool uftrace_lost_at_end(struct uftrace *u, uint32_t tid, uint64_t lost)
 {
-	struct uthread *t = NULL;
+	struct uthread *t = uftrace_find_thread(u, tid);
 
-	for (size_t i = 0; i < u->nthreads && !t; i++)
-		if (u->threads[i].tid == tid)
-			t = &u->threads[i];
 	if (!t || !t->records || !lost)
 		return false;
 	put_pending(u, t);

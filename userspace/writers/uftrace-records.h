@@ -23,6 +23,7 @@ struct call_event {
 };
 #define EV_CALL 1
 #define EV_RET	2
+#define EV_JUMP 3 /* through a register stubs and trampolines use */
 
 /* uftrace's record: type in bits 0-1, magic 5 in 3-5, depth 6-15, addr 16-63. */
 #define REC_ENTRY 0
@@ -38,7 +39,8 @@ struct frame {
 	uint64_t sp;
 	uint64_t ts;	 /* of its entry */
 	uint32_t level;	 /* for -D: from the top, or from the outermost -F function */
-	uint16_t rdepth; /* the depth of its records: recorded frames below it */
+	uint16_t rdepth; /* the depth of its records: recorded frames below it,
+			  * at most MAX_STACK */
 	uint8_t flags;	 /* FR_* */
 };
 #define FR_IN	   1 /* inside an -F function, or no -F */
@@ -106,12 +108,16 @@ struct callee {
 	uint64_t key; /* address + 1 */
 	uint64_t func;
 	unsigned int verdict; /* CALLFILTER_* */
+	bool start;	      /* func is the first instruction of a named function */
+	bool hold;	      /* no named start: a stub, a trampoline; its entry
+			       * waits for the jump it may make (EV_JUMP) */
+	uint8_t ret_pop;      /* what a return pops (x86-64: its address) */
 };
 
 /* The running session of PID (the last one begun), or NULL. */
 struct usession *uftrace_session_of(struct uftrace *u, pid_t pid);
 /* The thread TID, or NULL. */
-const struct uthread *uftrace_find_thread(const struct uftrace *u, uint32_t tid);
+struct uthread *uftrace_find_thread(struct uftrace *u, uint32_t tid);
 /* Write T's buffered records to <tid>.dat (created at its first). */
 void uftrace_flush_thread(struct uftrace *u, struct uthread *t);
 

@@ -342,7 +342,7 @@ static void add_line(struct task_line **v, size_t *n, size_t *cap, uint64_t ts, 
 #define TS_FMT	   "%" PRIu64 ".%09" PRIu64
 #define TS_ARGS(t) (t) / 1000000000, (t) % 1000000000
 
-const struct uthread *uftrace_find_thread(const struct uftrace *u, uint32_t tid)
+struct uthread *uftrace_find_thread(struct uftrace *u, uint32_t tid)
 {
 	for (size_t i = 0; i < u->nthreads; i++)
 		if (u->threads[i].tid == tid)
