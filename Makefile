@@ -74,7 +74,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/calls-o2-fp $(BUILD)/guests/$(a)/calls-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/tree-o2-nofp) \
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
-	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp) $(BUILD)/guests/x86_64/names-rust \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp $(BUILD)/guests/$(a)/throw) \
+	$(BUILD)/guests/x86_64/names-rust $(BUILD)/guests/native/throw-pg \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/native/nonlocal-pg \
@@ -216,6 +217,15 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 
 # The oracle of the process-tree tests: a forking program, and the program
 # its child execs, for native uftrace record.
+# C++ exceptions, as a guest and for native uftrace record.
+$(BUILD)/guests/%/throw: tests/guests/throw.cpp
+	@mkdir -p $(dir $@)
+	$(CXX_$*) $(GUEST_CFLAGS) -o $@ $<
+
+$(BUILD)/guests/native/throw-pg: tests/guests/throw.cpp
+	@mkdir -p $(dir $@)
+	g++ -g -O1 -fno-inline -pg -o $@ $<
+
 $(BUILD)/guests/native/nonlocal-pg: tests/guests/nonlocal.c
 	@mkdir -p $(dir $@)
 	gcc -g -O1 -fno-inline -pg -Wl,-z,execstack -o $@ $<

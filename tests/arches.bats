@@ -66,7 +66,7 @@ map_in_busybox() { # MAP
 			leaf = ""; for (i = 2; i <= k; i++) if (f[i] !~ /_\[[qk]\]$/) leaf = f[i]
 			total += n; if (leaf ~ /^busybox\+0x[0-9a-f]+$/) { named += n; fn[leaf] = 1 } }
 			END { print total, named + 0, length(fn) }' "$D/$a/p.folded")
-		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		map=$(perfmap_of "$output")
 		mv "$map" "$D/$a/"
 		map=$D/$a/${map##*/}
 		read -r lines inbb < <(map_in_busybox "$map")
@@ -87,7 +87,7 @@ map_in_busybox() { # MAP
 			'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done; echo $i'
 		assert_success
 		assert_line 5000
-		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		map=$(perfmap_of "$output")
 		read -r lines inbb < <(map_in_busybox "$map")
 		rm -f "$map"
 		echo "# $a static: perf map $inbb of $lines named in busybox" >&3

@@ -166,7 +166,7 @@ churn() { # VERSION SECONDS
 				fail "$v: tool $i ($args) exited 0, its uftrace data name no hot_main" ;;
 		esac
 		case $args in *--perfmap*)
-			map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' "$d/t$i.err")
+			map=$(perfmap_of "$(cat "$d/t$i.err")")
 			grep -q ' hot_main$' "$map" || fail "$v: tool $i ($args): perf map without hot_main" ;;
 		esac
 		if [ "$i" = "$last_jd" ]; then

@@ -61,6 +61,11 @@ jit_events() {
 	timeout -s INT 60 "$TOOLS/qemu-jit-events" "$@" 2> >(grep -v RLIMIT_MEMLOCK >&2)
 }
 
+# The perf map the tool's summary, in OUTPUT, names.
+perfmap_of() { # OUTPUT
+	sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$1"
+}
+
 # Start a command in the background, its stdout in $BATS_TEST_TMPDIR/bg.out.
 start_bg() {
 	local shell t=50

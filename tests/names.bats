@@ -29,7 +29,7 @@ cpp_names() { # ARCH
 		"$QEMU_JITBPF" --perfmap --jitdump -o "$D" -- "$q" "$(guest "$1" names-cpp)" 10000000
 	assert_success
 	assert_line --regexp "^names 10000000 [0-9a-f]+$"
-	map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+	map=$(perfmap_of "$output")
 	grep -qF " $CPP_ADD" "$map" || fail "no $CPP_ADD in the perf map"
 	grep -qF " shapes::spin(unsigned long)" "$map" || fail "no shapes::spin in the perf map"
 	! grep -E ' _Z[A-Za-z0-9_]+$' "$map" || fail "mangled names in the perf map"
@@ -79,7 +79,7 @@ cpp_names() { # ARCH
 		"$(guest x86_64 names-rust)" 30000000
 	assert_success
 	assert_line --regexp '^names 30000000 [0-9a-f]+$'
-	map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+	map=$(perfmap_of "$output")
 	grep -qE ' names::shapes::churn$' "$map" || fail "no names::shapes::churn in the perf map"
 	# The standard library keeps the legacy mangling: no hash shown.
 	grep -qE ' std::rt::lang_start_internal$' "$map" || fail "no std::rt::lang_start_internal"
@@ -95,7 +95,7 @@ cpp_names() { # ARCH
 	q=$(qemu_bin "$V" x86_64)
 	run "$QEMU_JITBPF" --no-demangle --perfmap -- "$q" "$(guest x86_64 names-cpp)" 100
 	assert_success
-	map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+	map=$(perfmap_of "$output")
 	grep -qE ' _ZN6shapes5AccumImE3addEm$' "$map" || fail "no raw name in the perf map"
 	! grep -qF "$CPP_ADD" "$map" || fail "a demangled name with --no-demangle"
 	rm -f "$map"

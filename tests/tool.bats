@@ -191,7 +191,7 @@ teardown() {
 	[ "$status" -ne 99 ] || fail "valgrind: $output"
 	assert_success
 	assert_line --regexp '^hot 2000 '
-	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+	rm -f "$(perfmap_of "$output")"
 	run vg "$QEMU_JITBPF" --uftrace="$D/u" -- "$Q" "$(guest x86_64 calls)"
 	[ "$status" -ne 99 ] || fail "valgrind: $output"
 	assert_success
@@ -217,7 +217,7 @@ teardown() {
 		[ "$status" -eq 3 ] || fail "$v: exit $status, not 3: $output"
 		assert_line guest
 		assert_line --regexp '^qemu-jitbpf: uftrace: .* \([1-9][0-9]* records\)$'
-		map=$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")
+		map=$(perfmap_of "$output")
 		[ -s "$map" ] || fail "$v: no perf map"
 		rm -f "$map"
 		run uftrace replay -d "$D/u-$v"
@@ -225,7 +225,7 @@ teardown() {
 		# The guest ran 0 still gives 0.
 		run "$QEMU_JITBPF" -- "$q" "$bb" true
 		assert_success
-		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+		rm -f "$(perfmap_of "$output")"
 	done
 }
 
@@ -244,7 +244,7 @@ launched_qemu() { # GUEST-NAME -> $qemu
 	run "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" /bin/busybox sh -c 'kill -TERM $$'
 	[ "$status" -eq 143 ] || fail "exit $status, not 143: $output"
 	assert_line --regexp "^qemu-jitbpf: jitdump: $D/jit-[0-9]+\.dump$"
-	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: //p' <<<"$output")"
+	rm -f "$(perfmap_of "$output")"
 	# Killed from outside, while the tool traces it.
 	start_bg "$QEMU_JITBPF" --jitdump -o "$D" -- "$Q" "$(guest x86_64 spin)" 2000000
 	launched_qemu spin
