@@ -2,7 +2,8 @@
 # Readable names: C++ and Rust symbols demangled in the perf map, the
 # jitdump and the profiles (perf does not demangle what it reads from a
 # perf map), raw in uftrace data (uftrace demangles them itself), and
-# kept raw with --no-demangle.
+# kept raw with --no-demangle; x86-64 PLT entries named as binutils and
+# uftrace name them.
 
 load helpers
 
@@ -106,4 +107,25 @@ cpp_names() { # ARCH
 	run uftrace replay -d "$D/u" -F 'shapes::spin'
 	assert_success
 	assert_output --partial "shapes::Accum::add();"
+}
+
+@test "x86_64 PLT entries: library calls named as native uftrace names them, NAME@plt in the perf map" {
+	local q
+	q=$(qemu_bin "$V" x86_64)
+	uftrace record -d "$D/n" "$BUILD/guests/native/nonlocal-pg" signal >/dev/null
+	run "$QEMU_JITBPF" --uftrace="$D/q" --perfmap -- "$q" "$(guest x86_64 nonlocal-dyn)" signal
+	assert_success
+	assert_line "nonlocal signal 1"
+	# main's own calls, library calls (uftrace's 'P' symbols) among them.
+	main_calls() { # DIR
+		uftrace replay -d "$1" -F main -D 2 -f none 2>/dev/null |
+			sed -n 's/^ *//; /^main() {/,/^} \/\* main \*\//p'
+	}
+	expected=$(main_calls "$D/n")
+	actual=$(main_calls "$D/q")
+	grep -qx 'printf();' <<<"$expected" || fail "native: $expected"
+	[ "$actual" = "$expected" ] || fail "$(diff <(echo "$expected") <(echo "$actual"))"
+	grep -q ' P printf$' "$D/q/nonlocal-dyn.sym" || fail "no P printf in the .sym"
+	grep -q ' printf@plt$' "$(perfmap_of "$output")" || fail "no printf@plt in the perf map"
+	rm -f "$(perfmap_of "$output")"
 }

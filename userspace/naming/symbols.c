@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/symbols.h"
+#include "naming/pltsyms.h"
 #include "naming/cfisyms.h"
 #include "naming/debuginfo.h"
 #include "naming/demangle.h"
@@ -152,6 +153,12 @@ static void add_unnamed_fn(void *arg, uint64_t start, uint64_t size)
 		add_sym(u->b, name, (size_t)len,
 			(struct raw_sym){
 				.addr = start, .size = size, .limit = start + size, .rank = 3});
+}
+
+static void add_plt_sym(void *arg, const char *name, uint64_t addr, uint64_t size)
+{
+	add_sym(arg, name, strlen(name),
+		(struct raw_sym){.addr = addr, .size = size, .limit = addr + size, .rank = 3});
 }
 
 /* Read the function symbols of one ELF; returns true if it had .symtab. */
@@ -382,6 +389,7 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 
 		pr_dbg("%s: stripped, %zu functions from its unwind tables", path, n);
 	}
+	elf_plt_syms(elf, add_plt_sym, &b);
 	elf_end(elf);
 	finish_syms(e, &b);
 	pr_dbg("%s: %zu functions", path, e->nsyms);

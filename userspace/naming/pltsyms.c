@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * PLT entries as symbols, NAME@plt, as binutils and perf name them: each
+ * x86-64 entry jumps through a GOT slot (jmp *disp(%rip)), and the
+ * relocation of that slot names the function (JUMP_SLOT, GLOB_DAT), or,
+ * in a static program's IPLT, points at the ifunc resolver, whose symbol
+ * names it (IRELATIVE).
+ */
+#include "naming/pltsyms.h"
+#include "util/util.h"
+
+#include <elf.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slot {
+	uint64_t addr; /* of the GOT slot */
+	const char *name;
+};
+
+struct slots {
+	struct slot *v;
+	size_t n, cap;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * The functions of SYMTAB by address, to name an ifunc by its resolver's
+ * address: the STT_GNU_IFUNC symbol there first, which is the name
+ * callers use (strlen), not the resolver's own (strlen_ifunc).
+ */
+struct fsym {
+	uint64_t addr;
+	int rank; /* global ifunc 0, local ifunc 1, function 2 */
+	const char *name;
+};
+
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+static struct fsym *read_fsyms(Elf *elf, Elf_Scn *symtab, size_t *n)
+{
+	Elf_Data *data = symtab ? elf_getdata(symtab, NULL) : NULL;
+	struct fsym *v = NULL;
+	size_t cap = 0;
+	GElf_Shdr sh;
+	GElf_Sym s;
+
+	*n = 0;
+	if (!data || !gelf_getshdr(symtab, &sh) || !sh.sh_entsize)
+		return NULL;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		const char *name;
+		int rank;
+
+		if (!gelf_getsym(data, i, &s))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC)
+			rank = GELF_ST_BIND(s.st_info) == STB_LOCAL;
+		else if (GELF_ST_TYPE(s.st_info) == STT_FUNC)
+			rank = 2;
+		else
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		grow(&v, &cap, *n + 1, sizeof(*v));
+		v[(*n)++] = (struct fsym){s.st_value, rank, name};
+	}
+	qsort(v, *n, sizeof(*v), cmp_fsym);
+	return v;
+}
+
+/* The best name of the function at ADDR in V (sorted), or NULL. */
+static const char *fsym_at(const struct fsym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? v[lo].name : NULL;
+}
+
+/* The GOT slots that relocation section SCN names. */
+static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+		      const struct fsym *fs, size_t nfs)
+{
+	Elf_Scn *link = sh->sh_link ? elf_getscn(elf, sh->sh_link) : NULL;
+	Elf_Data *data = elf_getdata(scn, NULL), *syms = link ? elf_getdata(link, NULL) : NULL;
+	GElf_Shdr lsh;
+
+	if (!data || !sh->sh_entsize || (link && !gelf_getshdr(link, &lsh)))
+		return;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		const char *name = NULL;
+		GElf_Rela r;
+		GElf_Sym s;
+
+		if (!gelf_getrela(data, i, &r))
+			continue;
+		switch (GELF_R_TYPE(r.r_info)) {
+		case R_X86_64_JUMP_SLOT:
+		case R_X86_64_GLOB_DAT:
+			if (syms && gelf_getsym(syms, GELF_R_SYM(r.r_info), &s))
+				name = elf_strptr(elf, lsh.sh_link, s.st_name);
+			break;
+		case R_X86_64_IRELATIVE:
+			name = fsym_at(fs, nfs, r.r_addend);
+			break;
+		}
+		if (!name || !*name)
+			continue;
+		grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+		t->v[t->n++] = (struct slot){r.r_offset, name};
+	}
+}
+
+/* Call FN for each entry of PLT section SCN whose GOT slot T names. */
+static void scan_plt(Elf_Scn *scn, const GElf_Shdr *sh, const struct slots *t, plt_sym_fn *fn,
+		     void *arg)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	uint64_t ent = sh->sh_entsize ? sh->sh_entsize : 16, last = UINT64_MAX;
+	const unsigned char *b;
+
+	if (!data || !data->d_buf || data->d_size < 6)
+		return;
+	b = data->d_buf;
+	for (size_t i = 0; i + 6 <= data->d_size; i++) {
+		struct slot key, *s;
+		uint64_t entry = sh->sh_addr + i - i % ent;
+		int32_t disp;
+		char name[256];
+
+		if (b[i] != 0xff || b[i + 1] != 0x25 || entry == last)
+			continue;
+		disp = (int32_t)(b[i + 2] | b[i + 3] << 8 | b[i + 4] << 16 |
+				 (uint32_t)b[i + 5] << 24);
+		key.addr = sh->sh_addr + i + 6 + (int64_t)disp;
+		s = bsearch(&key, t->v, t->n, sizeof(*t->v), cmp_slot);
+		if (!s || snprintf(name, sizeof(name), "%s@plt", s->name) >= (int)sizeof(name))
+			continue;
+		fn(arg, name, entry, ent);
+		last = entry;
+	}
+}
+
+void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL;
+	struct slots t = {0};
+	struct fsym *fs;
+	size_t shstrndx, nfs;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+	fs = read_fsyms(elf, symtab, &nfs);
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			add_slots(&t, elf, scn, &sh, fs, nfs);
+	if (!t.n) {
+		free(fs);
+		return;
+	}
+	qsort(t.v, t.n, sizeof(*t.v), cmp_slot);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			     !strcmp(name, ".plt.got") || !strcmp(name, ".iplt")))
+			scan_plt(scn, &sh, &t, fn, arg);
+	}
+	free(t.v);
+	free(fs);
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Symbols for PLT entries (symbols.c adds them): NAME@plt at each entry
+ * that jumps through a GOT slot a relocation names.  x86-64 only; an
+ * AArch64 stub's branch through x16/x17 is reported by QEMU instead.
+ */
+#ifndef QJ_PLTSYMS_H
+#define QJ_PLTSYMS_H
+
+#include <gelf.h>
+#include <stdint.h>
+
+typedef void plt_sym_fn(void *arg, const char *name, uint64_t addr, uint64_t size);
+
+/* Call FN for each PLT entry of ELF that can be named. */
+void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg);
+
+#endif
