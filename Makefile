@@ -76,7 +76,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
 	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp $(BUILD)/guests/$(a)/throw) \
 	$(BUILD)/guests/x86_64/names-rust $(BUILD)/guests/native/throw-pg \
-	$(BUILD)/guests/x86_64/nonlocal-dyn \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/nonlocal-dyn) \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/native/nonlocal-pg \
@@ -219,9 +219,9 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 # The oracle of the process-tree tests: a forking program, and the program
 # its child execs, for native uftrace record.
 # nonlocal.c linked dynamically: its library calls go through the PLT.
-$(BUILD)/guests/x86_64/nonlocal-dyn: tests/guests/nonlocal.c
+$(BUILD)/guests/%/nonlocal-dyn: tests/guests/nonlocal.c
 	@mkdir -p $(dir $@)
-	gcc -g -O1 -fno-inline -Wl,-z,execstack -o $@ $<
+	$(CC_$*) -g -O1 -fno-inline -Wl,-z,execstack -o $@ $<
 
 # C++ exceptions, as a guest and for native uftrace record.
 $(BUILD)/guests/%/throw: tests/guests/throw.cpp

@@ -251,6 +251,15 @@ int BPF_USDT(linux_user_elf_image, __u64 path, __u64 bias, __u64 start, __u64 en
 	return 0;
 }
 
+/* linux-user: code the guest mapped from a file (its loader mapping a
+ * library), the file offset at START in place of a bias. */
+SEC("usdt")
+int BPF_USDT(linux_user_guest_mmap, __u64 path, __u64 start, __u64 end, __u64 offset)
+{
+	send_image(QJ_EV_MMAP, path, offset, start, end);
+	return 0;
+}
+
 /* System mode: an ELF file QEMU loaded into guest memory (-kernel,
  * -device loader), with the guest-physical range it occupies. */
 SEC("usdt")

@@ -47,6 +47,8 @@ enum qj_event_type {
 	QJ_EV_EXIT,	  /* struct qj_hdr: a traced QEMU's last thread exited (-a) */
 	QJ_EV_LOADED_ELF, /* struct qj_image: ELF file loaded by a system-mode QEMU */
 	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
+	QJ_EV_MMAP,	  /* struct qj_image: code the guest mapped from a file; bias holds
+			   * the file offset mapped at start */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */

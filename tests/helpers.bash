@@ -9,7 +9,8 @@ bats_load_library bats-assert
 
 # The probes we add; docs/probes.md describes each.
 OUR_PROBES="tb_gen_code_done tcg_prologue tb_flush jit_attach jitdump_marker
-linux_user_guest_base linux_user_elf_image jit_attach_wait jit_attach_request jit_vcpu"
+linux_user_guest_base linux_user_elf_image linux_user_guest_mmap jit_attach_wait
+jit_attach_request jit_vcpu"
 
 # The system emulators' own probes (10.2.2), beside the common ones.
 SYSTEM_PROBES="tb_gen_code_batch tcg_prologue tb_flush jit_attach jitdump_marker

@@ -109,18 +109,25 @@ cpp_names() { # ARCH
 	assert_output --partial "shapes::Accum::add();"
 }
 
-@test "x86_64 PLT entries: library calls named as native uftrace names them, NAME@plt in the perf map" {
+# main()'s own calls in uftrace data DIR, library calls (uftrace's 'P'
+# symbols) among them.
+main_calls() { # DIR
+	uftrace replay -d "$1" -F main -D 2 -f none 2>/dev/null |
+		sed -n 's/^ *//; /^main() {/,/^} \/\* main \*\//p'
+}
+
+# A dynamic guest of ARCH (its libraries from LIBS, for -L) that lives for
+# milliseconds: its PLT entries named as native uftrace names library
+# calls, NAME@plt in the perf map, and its libraries' code named, though
+# QEMU has gone before the tool reads what it recorded.
+plt_names() { # ARCH [LIBS]
 	local q
-	q=$(qemu_bin "$V" x86_64)
+	q=$(qemu_bin "$V" "$1")
 	uftrace record -d "$D/n" "$BUILD/guests/native/nonlocal-pg" signal >/dev/null
-	run "$QEMU_JITBPF" --uftrace="$D/q" --perfmap -- "$q" "$(guest x86_64 nonlocal-dyn)" signal
+	run "$QEMU_JITBPF" --uftrace="$D/q" --perfmap -- "$q" ${2:+-L "$2"} \
+		"$(guest "$1" nonlocal-dyn)" signal
 	assert_success
 	assert_line "nonlocal signal 1"
-	# main's own calls, library calls (uftrace's 'P' symbols) among them.
-	main_calls() { # DIR
-		uftrace replay -d "$1" -F main -D 2 -f none 2>/dev/null |
-			sed -n 's/^ *//; /^main() {/,/^} \/\* main \*\//p'
-	}
 	expected=$(main_calls "$D/n")
 	actual=$(main_calls "$D/q")
 	grep -qx 'printf();' <<<"$expected" || fail "native: $expected"
@@ -128,4 +135,15 @@ cpp_names() { # ARCH
 	grep -q ' P printf$' "$D/q/nonlocal-dyn.sym" || fail "no P printf in the .sym"
 	grep -q ' printf@plt$' "$(perfmap_of "$output")" || fail "no printf@plt in the perf map"
 	rm -f "$(perfmap_of "$output")"
+	[ -s "$D/q/libc.so.6.sym" ] || fail "libc not in the uftrace data: $(ls "$D/q")"
+	uftrace replay -d "$D/q" -f none 2>/dev/null | grep -qE '^ *(_IO_printf|__vfprintf_internal)\(' ||
+		fail "printf's insides in libc not named"
+}
+
+@test "x86_64 PLT entries and libraries of a short-lived dynamic guest: named as native uftrace names them" {
+	plt_names x86_64
+}
+
+@test "aarch64 PLT entries and libraries of a short-lived dynamic guest (-L): named as native uftrace names them" {
+	plt_names aarch64 /usr/aarch64-linux-gnu
 }

@@ -36,6 +36,7 @@ int binary_init(struct binary *b, const char *path)
 	b->ino = st.st_ino;
 	b->system = elf_has_usdt(path, "qemu", "loader_elf_image");
 	b->fork_wait = elf_has_usdt(path, "qemu", "jit_fork_wait");
+	b->guest_mmap = elf_has_usdt(path, "qemu", "linux_user_guest_mmap");
 	return 0;
 }
 
@@ -70,6 +71,7 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct probe_opt
 	 * system emulator's (-kernel, -device loader). */
 	bpf_program__set_autoload(skel->progs.linux_user_elf_image, o->linux_user);
 	bpf_program__set_autoload(skel->progs.linux_user_guest_base, o->linux_user);
+	bpf_program__set_autoload(skel->progs.linux_user_guest_mmap, o->linux_user);
 	bpf_program__set_autoload(skel->progs.loader_elf_image, o->system);
 	bpf_program__set_autoload(skel->progs.jit_guest_ram, o->system && o->profile);
 	bpf_program__set_autoload(skel->progs.jit_fork_wait, o->tree);
@@ -135,6 +137,8 @@ static bool has_probe(const struct probes *p, const struct binary *b,
 		return b->system;
 	if (prog == s->progs.jit_fork_wait)
 		return b->fork_wait;
+	if (prog == s->progs.linux_user_guest_mmap)
+		return b->guest_mmap;
 	return true;
 }
 

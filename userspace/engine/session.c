@@ -134,6 +134,7 @@ void session_event(struct session *s, const void *data, size_t size)
 		break;
 	case QJ_EV_IMAGE:
 	case QJ_EV_LOADED_ELF:
+	case QJ_EV_MMAP:
 		if (size >= sizeof(struct qj_image))
 			jitmap_image(&s->jm, data);
 		break;

@@ -143,6 +143,25 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 	add(g, path, e, bias, start, end, user);
 }
 
+void guest_add_mmap(struct guest *g, const char *path, uint64_t start, uint64_t end,
+		    uint64_t offset)
+{
+	const struct guest_image *img = find(g, start);
+	const struct load_seg *seg;
+	struct elf_file *e;
+	uint64_t lo, hi, bias;
+
+	if (path[0] != '/' || (img && end <= img->end && !strcmp(img->path, path)))
+		return;
+	e = elf_file_open(image_fd(g, path, start), path, &g->view);
+	seg = e ? elf_file_seg_at_offset(e, offset) : NULL;
+	if (!seg)
+		return;
+	bias = start - offset - seg->vaddr + seg->offset;
+	elf_file_range(e, &lo, &hi);
+	add(g, path, e, bias, lo + bias, hi + bias, false);
+}
+
 /*
  * OPT PATH[:BIAS]: the file (ELF, or symbol map if MAP), loaded, and BIAS;
  * NULL with the reason printed for bad input.

@@ -87,6 +87,13 @@ const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc);
  * to 4 such hops; LOC describes it.
  */
 uint64_t guest_call_target(struct guest *g, uint64_t addr, struct guest_loc *loc);
+/*
+ * The guest mapped PATH's bytes at OFFSET to [START, END), guest
+ * addresses (linux-user's linux_user_guest_mmap): add its image, unless
+ * one is known there.
+ */
+void guest_add_mmap(struct guest *g, const char *path, uint64_t start, uint64_t end,
+		    uint64_t offset);
 /* Add the image of every ELF file mapping in the process's maps, now. */
 void guest_add_mapped(struct guest *g);
 /*

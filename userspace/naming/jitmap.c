@@ -250,6 +250,10 @@ void jitmap_image(struct jitmap *m, const struct qj_image *r)
 		guest_add_loaded(&m->guest, path);
 		return;
 	}
+	if (r->hdr.type == QJ_EV_MMAP) {
+		guest_add_mmap(&m->guest, path, r->start, r->end, r->bias);
+		return;
+	}
 	if (!m->exe_path && path[0] == '/')
 		m->exe_path = xstrdup(path);
 	guest_add_image(&m->guest, path, r->bias, r->start, r->end + 1, false);

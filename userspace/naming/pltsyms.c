@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * PLT entries as symbols, NAME@plt, as binutils and perf name them: each
- * x86-64 entry jumps through a GOT slot (jmp *disp(%rip)), and the
- * relocation of that slot names the function (JUMP_SLOT, GLOB_DAT), or,
- * in a static program's IPLT, points at the ifunc resolver, whose symbol
- * names it (IRELATIVE).
+ * entry jumps through a GOT slot (x86-64 jmp *disp(%rip), AArch64 adrp and
+ * ldr of x17), and the relocation of that slot names the function
+ * (JUMP_SLOT, GLOB_DAT), or, in an IPLT, points at the ifunc resolver,
+ * whose symbol names it (IRELATIVE).
  */
 #include "naming/pltsyms.h"
 #include "util/util.h"
@@ -100,9 +100,24 @@ static const char *fsym_at(const struct fsym *v, size_t n, uint64_t addr)
 	return lo < n && v[lo].addr == addr ? v[lo].name : NULL;
 }
 
+enum { SLOT_OTHER, SLOT_SYMBOL, SLOT_IFUNC };
+
+/* What a relocation of TYPE puts in a GOT slot: a symbol's address, an
+ * ifunc's (whose resolver the addend is), or something else. */
+static int reloc_kind(uint16_t machine, uint32_t type)
+{
+	if (machine == EM_X86_64)
+		return type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT ? SLOT_SYMBOL
+		       : type == R_X86_64_IRELATIVE			       ? SLOT_IFUNC
+									       : SLOT_OTHER;
+	return type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT ? SLOT_SYMBOL
+	       : type == R_AARCH64_IRELATIVE				 ? SLOT_IFUNC
+									 : SLOT_OTHER;
+}
+
 /* The GOT slots that relocation section SCN names. */
 static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-		      const struct fsym *fs, size_t nfs)
+		      const struct fsym *fs, size_t nfs, uint16_t machine)
 {
 	Elf_Scn *link = sh->sh_link ? elf_getscn(elf, sh->sh_link) : NULL;
 	Elf_Data *data = elf_getdata(scn, NULL), *syms = link ? elf_getdata(link, NULL) : NULL;
@@ -117,13 +132,12 @@ static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 
 		if (!gelf_getrela(data, i, &r))
 			continue;
-		switch (GELF_R_TYPE(r.r_info)) {
-		case R_X86_64_JUMP_SLOT:
-		case R_X86_64_GLOB_DAT:
+		switch (reloc_kind(machine, GELF_R_TYPE(r.r_info))) {
+		case SLOT_SYMBOL:
 			if (syms && gelf_getsym(syms, GELF_R_SYM(r.r_info), &s))
 				name = elf_strptr(elf, lsh.sh_link, s.st_name);
 			break;
-		case R_X86_64_IRELATIVE:
+		case SLOT_IFUNC:
 			name = fsym_at(fs, nfs, r.r_addend);
 			break;
 		}
@@ -134,28 +148,61 @@ static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 	}
 }
 
+static uint32_t le32(const unsigned char *b)
+{
+	return b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/*
+ * Does the code at byte I of B (N bytes from address A) load the address
+ * of a PLT entry's jump from a GOT slot?  The slot, and where the entry
+ * starts.  x86-64: jmp *disp(%rip).  AArch64: adrp x16, page; ldr x17,
+ * [x16, #off] (after bti c).
+ */
+static bool plt_slot(uint16_t machine, const unsigned char *b, size_t n, size_t i, uint64_t a,
+		     uint64_t ent, uint64_t *slot, uint64_t *entry)
+{
+	uint32_t w0, w1;
+
+	if (machine == EM_X86_64) {
+		if (i + 6 > n || b[i] != 0xff || b[i + 1] != 0x25)
+			return false;
+		*slot = a + i + 6 + (int64_t)(int32_t)le32(b + i + 2);
+		*entry = a + i - i % ent;
+		return true;
+	}
+	if (i % 4 || i + 8 > n)
+		return false;
+	w0 = le32(b + i);
+	w1 = le32(b + i + 4);
+	if ((w0 & 0x9f00001f) != 0x90000010 || (w1 & 0xffc003ff) != 0xf9400211)
+		return false;
+	*slot = ((a + i) & ~(uint64_t)0xfff) +
+		(uint64_t)((int64_t)((uint64_t)((w0 >> 5 & 0x7ffff) << 2 | (w0 >> 29 & 3)) << 43) >>
+			   31) +
+		(w1 >> 10 & 0xfff) * 8;
+	*entry = a + i - (i >= 4 && le32(b + i - 4) == 0xd503245f ? 4 : 0);
+	return true;
+}
+
 /* Call FN for each entry of PLT section SCN whose GOT slot T names. */
-static void scan_plt(Elf_Scn *scn, const GElf_Shdr *sh, const struct slots *t, plt_sym_fn *fn,
-		     void *arg)
+static void scan_plt(uint16_t machine, Elf_Scn *scn, const GElf_Shdr *sh, const struct slots *t,
+		     plt_sym_fn *fn, void *arg)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	uint64_t ent = sh->sh_entsize ? sh->sh_entsize : 16, last = UINT64_MAX;
-	const unsigned char *b;
 
-	if (!data || !data->d_buf || data->d_size < 6)
+	if (!data || !data->d_buf)
 		return;
-	b = data->d_buf;
-	for (size_t i = 0; i + 6 <= data->d_size; i++) {
+	for (size_t i = 0; i < data->d_size; i++) {
 		struct slot key, *s;
-		uint64_t entry = sh->sh_addr + i - i % ent;
-		int32_t disp;
+		uint64_t entry;
 		char name[256];
 
-		if (b[i] != 0xff || b[i + 1] != 0x25 || entry == last)
+		if (!plt_slot(machine, data->d_buf, data->d_size, i, sh->sh_addr, ent, &key.addr,
+			      &entry) ||
+		    entry == last)
 			continue;
-		disp = (int32_t)(b[i + 2] | b[i + 3] << 8 | b[i + 4] << 16 |
-				 (uint32_t)b[i + 5] << 24);
-		key.addr = sh->sh_addr + i + 6 + (int64_t)disp;
 		s = bsearch(&key, t->v, t->n, sizeof(*t->v), cmp_slot);
 		if (!s || snprintf(name, sizeof(name), "%s@plt", s->name) >= (int)sizeof(name))
 			continue;
@@ -173,16 +220,18 @@ void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 
-	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	if (!gelf_getehdr(elf, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
 	    elf_getshdrstrndx(elf, &shstrndx))
 		return;
+	/* Ifuncs by name: .symtab, else .dynsym (a stripped libc's). */
 	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !symtab)))
 			symtab = scn;
 	fs = read_fsyms(elf, symtab, &nfs);
 	while ((scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
-			add_slots(&t, elf, scn, &sh, fs, nfs);
+			add_slots(&t, elf, scn, &sh, fs, nfs, eh.e_machine);
 	if (!t.n) {
 		free(fs);
 		return;
@@ -197,7 +246,7 @@ void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
 			     !strcmp(name, ".plt.got") || !strcmp(name, ".iplt")))
-			scan_plt(scn, &sh, &t, fn, arg);
+			scan_plt(eh.e_machine, scn, &sh, &t, fn, arg);
 	}
 	free(t.v);
 	free(fs);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Symbols for PLT entries (symbols.c adds them): NAME@plt at each entry
- * that jumps through a GOT slot a relocation names.  x86-64 only; an
- * AArch64 stub's branch through x16/x17 is reported by QEMU instead.
+ * that jumps through a GOT slot a relocation names (x86-64, AArch64).
  */
 #ifndef QJ_PLTSYMS_H
 #define QJ_PLTSYMS_H

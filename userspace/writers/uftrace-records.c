@@ -140,6 +140,7 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 	c->func = g ? guest_call_target(g, addr, &loc) : addr;
 	c->start = loc.name && loc.sym_start == c->func;
 	c->hold = g && !c->start;
+	c->plt = loc.raw && strlen(loc.raw) > 4 && !strcmp(loc.raw + strlen(loc.raw) - 4, "@plt");
 	c->ret_pop = loc.img && loc.img->elf && elf_file_machine(loc.img->elf) == EM_X86_64 ? 8 : 0;
 	if (callfilter_by_name(u->filter))
 		c->verdict = callfilter_match(u->filter, loc.raw, loc.name);
@@ -172,6 +173,8 @@ static void enter(struct uftrace *u, struct uthread *t, const struct callee *c, 
 	}
 	if (v & CALLFILTER_NOTRACE)
 		fr.flags |= FR_NOTRACE;
+	if (c->plt)
+		fr.flags |= FR_PLT;
 	if ((fr.flags & (FR_IN | FR_NOTRACE)) == FR_IN && (!f || !f->depth || fr.level <= f->depth))
 		fr.flags |= FR_REC;
 	if ((fr.flags & FR_REC) && !(f && f->time_ns) && !c->hold) {
@@ -229,6 +232,10 @@ static void jump(struct uftrace *u, struct uthread *t, const struct callee *c, u
 {
 	struct frame *top = t->depth ? &t->stack[t->depth - 1] : NULL;
 
+	/* A PLT entry's jumps, to its function or through the lazy binder,
+	 * are the entry's: it stands for the function, named as called. */
+	if (top && (top->flags & FR_PLT))
+		return;
 	if (top && top->sp == sp && !(top->flags & FR_WRITTEN) && top->ts <= ts) {
 		ts = top->ts;
 		t->depth--;

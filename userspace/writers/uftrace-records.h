@@ -43,10 +43,11 @@ struct frame {
 			  * at most MAX_STACK */
 	uint8_t flags;	 /* FR_* */
 };
-#define FR_IN	   1 /* inside an -F function, or no -F */
-#define FR_NOTRACE 2 /* inside an -N function */
-#define FR_REC	   4 /* recorded */
-#define FR_WRITTEN 8 /* its entry is written (-t holds entries back) */
+#define FR_IN	   1  /* inside an -F function, or no -F */
+#define FR_NOTRACE 2  /* inside an -N function */
+#define FR_REC	   4  /* recorded */
+#define FR_WRITTEN 8  /* its entry is written (-t holds entries back) */
+#define FR_PLT	   16 /* a PLT entry: the function it jumps to is its own */
 
 #define OUTBUF (1 << 20)
 
@@ -111,6 +112,7 @@ struct callee {
 	bool start;	      /* func is the first instruction of a named function */
 	bool hold;	      /* no named start: a stub, a trampoline; its entry
 			       * waits for the jump it may make (EV_JUMP) */
+	bool plt;	      /* a PLT entry (NAME@plt, pltsyms.h) */
 	uint8_t ret_pop;      /* what a return pops (x86-64: its address) */
 };
 
