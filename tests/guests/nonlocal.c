@@ -12,6 +12,8 @@
  *   nonlocal context      nl_context() runs nl_co() on a context of its
  *                         own (makecontext), which switches back once and
  *                         is resumed
+ *   nonlocal tail         nl_tail() ends in a tail call (a jump) of
+ *                         nl_leaf(), which calls nl_after()
  * Prints "nonlocal MODE HITS".
  */
 #include <setjmp.h>
@@ -116,6 +118,19 @@ void __attribute__((noinline)) nl_nested(void)
 	hits = sum == 3;
 }
 
+void __attribute__((noinline)) nl_leaf(int n)
+{
+	hits += n;
+	nl_after();
+}
+
+/* A jump to nl_leaf(), also at -O1 and with -pg. */
+void __attribute__((noinline, optimize("optimize-sibling-calls"))) nl_tail(int n)
+{
+	hits--;
+	nl_leaf(n);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "longjmp";
@@ -132,8 +147,10 @@ int main(int argc, char **argv)
 		nl_nested();
 	} else if (!strcmp(mode, "context")) {
 		nl_context();
+	} else if (!strcmp(mode, "tail")) {
+		nl_tail(2);
 	} else {
-		fprintf(stderr, "usage: nonlocal longjmp|signal|siglongjmp|nested|context\n");
+		fprintf(stderr, "usage: nonlocal longjmp|signal|siglongjmp|nested|context|tail\n");
 		return 2;
 	}
 	nl_after();
