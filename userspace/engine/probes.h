@@ -27,10 +27,10 @@ struct binary {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	bool system;	/* a system emulator: loader_elf_image, jit_guest_ram */
-	bool fork_wait; /* qemu:jit_fork_wait: a child waits for us */
+	bool system;	 /* a system emulator: loader_elf_image, jit_guest_ram */
+	bool fork_wait;	 /* qemu:jit_fork_wait: a child waits for us */
 	bool guest_mmap; /* qemu:linux_user_guest_mmap: libraries as mapped */
-	bool via_proc;	/* PATH is a process's /proc/PID/exe (see scope.c) */
+	bool via_proc;	 /* PATH is a process's /proc/PID/exe (see scope.c) */
 };
 
 struct linkset {
