@@ -80,7 +80,8 @@ static struct fsym *read_fsyms(Elf *elf, Elf_Scn *symtab, size_t *n)
 		grow(&v, &cap, *n + 1, sizeof(*v));
 		v[(*n)++] = (struct fsym){s.st_value, rank, name};
 	}
-	qsort(v, *n, sizeof(*v), cmp_fsym);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_fsym);
 	return v;
 }
 
