@@ -179,16 +179,19 @@ uftrace_counts() { # DIR [uftrace report options...]
 }
 
 # uftrace replay of a subtree with durations and task ids stripped.
+# Pre-emptions (native uftrace records them when a busy host takes its
+# core away) are left out: they are the host's, not the program's.
 uftrace_tree() { # DIR FUNCTION
-	uftrace replay -d "$1" -F "$2" 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
+	uftrace replay -d "$1" -F "$2" --no-sched-preempt 2>/dev/null | grep -F '|' | sed -E 's/^[^|]*\| //'
 }
 
 # The calls of uftrace data as replay nests them, without times, tids and
-# library calls: what native uftrace and ours must agree on.
+# library calls and pre-emptions: what native uftrace and ours must agree
+# on.
 uftrace_calls() { # DIR [replay options...]
 	local dir=$1
 	shift
-	uftrace replay -d "$dir" -f none --no-libcall "$@" 2>/dev/null | grep -vE '^#|^$'
+	uftrace replay -d "$dir" -f none --no-libcall --no-sched-preempt "$@" 2>/dev/null | grep -vE '^#|^$'
 }
 
 # The nesting of the functions named by REGEX, from the depths uftrace

@@ -112,7 +112,7 @@ cpp_names() { # ARCH
 # main()'s own calls in uftrace data DIR, library calls (uftrace's 'P'
 # symbols) among them.
 main_calls() { # DIR
-	uftrace replay -d "$1" -F main -D 2 -f none 2>/dev/null |
+	uftrace replay -d "$1" -F main -D 2 -f none --no-sched-preempt 2>/dev/null |
 		sed -n 's/^ *//; /^main() {/,/^} \/\* main \*\//p'
 }
 
