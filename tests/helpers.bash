@@ -4,6 +4,19 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$TOP/build
 TOOLS=$TOP/tools
 
+# perf record and perf inject -j copy every object they see into perf's
+# build-id cache, ~/.debug by default: a jitdump's thousands of
+# jitted-PID-N.so files each time.  Keep them in this run's temporary
+# directory, which bats removes, or a machine that runs the suite often
+# runs out of inodes.  perf takes the directory from --buildid-dir only
+# (it sets PERF_BUILDID_DIR for its children, it does not read it).
+PERF_BUILDID_DIR=${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/perf-buildid
+export PERF_BUILDID_DIR
+perf() {
+	command perf --buildid-dir "$PERF_BUILDID_DIR" "$@"
+}
+export -f perf
+
 bats_load_library bats-support
 bats_load_library bats-assert
 

@@ -133,6 +133,21 @@ static int image_fd(struct guest *g, const char *path, uint64_t start)
 	return q.fd >= 0 ? q.fd : view_open(&g->view, path, O_RDONLY);
 }
 
+/* E, PATH's ELF file (or NULL), has its bytes at OFFSET mapped at guest
+ * address START: add its image, biased by its PT_LOAD segment there. */
+static void add_mapping(struct guest *g, const char *path, struct elf_file *e, uint64_t start,
+			uint64_t offset)
+{
+	const struct load_seg *seg = e ? elf_file_seg_at_offset(e, offset) : NULL;
+	uint64_t lo, hi, bias;
+
+	if (!seg)
+		return;
+	bias = start - offset - seg->vaddr + seg->offset;
+	elf_file_range(e, &lo, &hi);
+	add(g, path, e, bias, lo + bias, hi + bias, false);
+}
+
 void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t start, uint64_t end,
 		     bool user)
 {
@@ -147,19 +162,11 @@ void guest_add_mmap(struct guest *g, const char *path, uint64_t start, uint64_t 
 		    uint64_t offset)
 {
 	const struct guest_image *img = find(g, start);
-	const struct load_seg *seg;
-	struct elf_file *e;
-	uint64_t lo, hi, bias;
 
 	if (path[0] != '/' || (img && end <= img->end && !strcmp(img->path, path)))
 		return;
-	e = elf_file_open(image_fd(g, path, start), path, &g->view);
-	seg = e ? elf_file_seg_at_offset(e, offset) : NULL;
-	if (!seg)
-		return;
-	bias = start - offset - seg->vaddr + seg->offset;
-	elf_file_range(e, &lo, &hi);
-	add(g, path, e, bias, lo + bias, hi + bias, false);
+	add_mapping(g, path, elf_file_open(image_fd(g, path, start), path, &g->view), start,
+		    offset);
 }
 
 /*
@@ -248,9 +255,6 @@ static bool image_at(const struct map_entry *m, void *ctx)
 {
 	struct maps_pc *q = ctx;
 	struct guest *g = q->g;
-	const struct load_seg *seg;
-	struct elf_file *e;
-	uint64_t lo, hi, bias;
 	size_t len;
 	char *path;
 
@@ -262,13 +266,9 @@ static bool image_at(const struct map_entry *m, void *ctx)
 	if (len > 10 && !strcmp(m->path + len - 10, " (deleted)"))
 		len -= 10; /* the file itself is still there, through the mapping */
 	path = xasprintf("%.*s", (int)len, m->path);
-	e = elf_file_open(mapped_open(g->pid, m->start, m->end, O_RDONLY), path, &g->view);
-	seg = e ? elf_file_seg_at_offset(e, m->offset) : NULL;
-	if (seg) {
-		bias = m->start - g->base - m->offset - seg->vaddr + seg->offset;
-		elf_file_range(e, &lo, &hi);
-		add(g, path, e, bias, lo + bias, hi + bias, false);
-	}
+	add_mapping(g, path,
+		    elf_file_open(mapped_open(g->pid, m->start, m->end, O_RDONLY), path, &g->view),
+		    m->start - g->base, m->offset);
 	free(path);
 	return true;
 }

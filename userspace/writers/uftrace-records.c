@@ -2,6 +2,7 @@
 #include "writers/uftrace.h"
 #include "writers/callfilter.h"
 #include "writers/uftrace-records.h"
+#include "naming/pltsyms.h"
 #include "util/util.h"
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
@@ -140,7 +141,7 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 	c->func = g ? guest_call_target(g, addr, &loc) : addr;
 	c->start = loc.name && loc.sym_start == c->func;
 	c->hold = g && !c->start;
-	c->plt = loc.raw && strlen(loc.raw) > 4 && !strcmp(loc.raw + strlen(loc.raw) - 4, "@plt");
+	c->plt = plt_func_len(loc.raw) > 0;
 	c->ret_pop = loc.img && loc.img->elf && elf_file_machine(loc.img->elf) == EM_X86_64 ? 8 : 0;
 	if (callfilter_by_name(u->filter))
 		c->verdict = callfilter_match(u->filter, loc.raw, loc.name);

@@ -211,16 +211,15 @@ static void write_syms(struct uftrace *u, const struct guest_image *img, const c
 	for (size_t i = 0; i < n; i++) {
 		const struct sym *s = elf_file_sym_at(img->elf, i);
 		uint64_t a = s->addr + img->bias - img->start;
-		size_t len;
+		size_t len = plt_func_len(s->name);
 
 		if (s->addr + img->bias < img->start)
 			continue;
 		if (end && a > end)
 			fprintf(f, "%016" PRIx64 " ? __func_end\n", end);
-		len = strlen(s->name);
 		/* A PLT entry is uftrace's 'P' symbol, named as the function. */
-		if (len > 4 && !strcmp(s->name + len - 4, "@plt"))
-			fprintf(f, "%016" PRIx64 " P %.*s\n", a, (int)(len - 4), s->name);
+		if (len)
+			fprintf(f, "%016" PRIx64 " P %.*s\n", a, (int)len, s->name);
 		else
 			fprintf(f, "%016" PRIx64 " T %s\n", a, s->name);
 		end = a + s->size;
