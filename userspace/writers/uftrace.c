@@ -2,6 +2,7 @@
 #include "writers/uftrace.h"
 #include "writers/callfilter.h"
 #include "writers/uftrace-records.h"
+#include "naming/pltsyms.h"
 #include "util/util.h"
 
 #include <dirent.h>
