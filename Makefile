@@ -85,7 +85,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check test bench demo \
+.PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check test bench demo fuzz fuzzers \
 	install clean distclean
 
 all: tool guests
@@ -119,6 +119,39 @@ $(TOOL): $(TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) $(TOOL_LIBS)
 
+# Fuzz targets (fuzz/*.c): libFuzzer harnesses around the parsers that
+# read what others control, linked with the tool's objects built again by
+# clang with ASan and UBSan.  make fuzz runs each for FUZZ_TIME seconds,
+# from its checked-in seeds and what earlier runs kept; make test replays
+# the seeds and fuzzes each target briefly (tests/fuzz.bats).
+FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/*.c)))
+FUZZ_OBJ := $(BUILD)/fuzz
+FUZZ_TIME ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-isystem $(LIBBPF)/include -I$(TOOL_OBJ) -Ibpf -Iuserspace
+FUZZ_TOOL_OBJS := $(patsubst userspace/%.c,$(FUZZ_OBJ)/tool/%.o,$(filter-out userspace/main.c,$(TOOL_SRCS))) \
+	$(FUZZ_OBJ)/tool/profile.pb-c.o
+FUZZERS := $(addprefix $(FUZZ_OBJ)/bin/,$(FUZZ_TARGETS))
+
+$(FUZZ_OBJ)/tool/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 $(FUZZ_SAN) -I$(TOOL_OBJ) -c $< -o $@
+
+$(FUZZ_OBJ)/tool/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
+		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_OBJ)/bin/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJS) $(TOOL_LIBS)
+
+fuzzers: $(FUZZERS)
+
+fuzz: $(FUZZERS)
+	@FUZZ_TIME=$(FUZZ_TIME) fuzz/run.sh $(FUZZ_OBJ) $(FUZZ_TARGETS)
+
 help:
 	@echo "make demo        attach late to a running guest; perf names its functions"
 	@echo "make check       install deps, build QEMU 10.2.2 and 7.2, run all tests"
@@ -131,6 +164,7 @@ help:
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
 	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it and tools/"
 	@echo "make test        run the bats suite on what is built"
+	@echo "make fuzz        run each fuzz target FUZZ_TIME seconds (300); build/fuzz keeps finds"
 
 deps:
 	@scripts/deps.sh
@@ -277,7 +311,7 @@ $(BUILD)/guests/linux/aarch64/initramfs.cpio.gz: scripts/guest-initramfs.sh \
 tests:
 	@tests/gen-matrix.sh $(BUILD)/tests "$(MATRIX)"
 
-test: tool guests tests
+test: tool guests tests fuzzers
 	@tests/run.sh tests/*.bats $(BUILD)/tests/*.bats
 
 check: deps

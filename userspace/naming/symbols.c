@@ -200,9 +200,11 @@ static void finish_syms(struct elf_file *e, struct sym_builder *b)
 	uint64_t *limits = NULL;
 	size_t n = 0;
 
-	qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
+	if (b->n)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
 	e->names = b->names;
 	e->syms = xcalloc(b->n, sizeof(*e->syms));
+	limits = xcalloc(b->n, sizeof(*limits));
 	for (size_t i = 0; i < b->n; i++) {
 		if (n && e->syms[n - 1].addr == b->v[i].addr)
 			continue; /* the best name for this address came first */
@@ -211,21 +213,25 @@ static void finish_syms(struct elf_file *e, struct sym_builder *b)
 			.size = b->v[i].size,
 			.name = (const char *)b->v[i].name_off,
 		};
-		limits = xrealloc(limits, (n + 1) * sizeof(*limits));
 		limits[n++] = b->v[i].limit;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t end;
+		struct sym *sy = &e->syms[i];
+		/* Bytes up to the end of the address space, which no symbol
+		 * runs past. */
+		uint64_t room = sy->addr ? 0 - sy->addr : UINT64_MAX, len;
 
-		e->syms[i].name = e->names + (size_t)e->syms[i].name;
-		if (e->syms[i].size)
+		sy->name = e->names + (size_t)sy->name;
+		if (sy->size > room)
+			sy->size = room;
+		if (sy->size)
 			continue;
 		/* Assembly functions often have no size: up to the next one,
 		 * within their section. */
-		end = i + 1 < n ? e->syms[i + 1].addr : e->syms[i].addr + 16;
-		if (limits[i] > e->syms[i].addr && limits[i] < end)
-			end = limits[i];
-		e->syms[i].size = end > e->syms[i].addr ? end - e->syms[i].addr : 1;
+		len = i + 1 < n ? e->syms[i + 1].addr - sy->addr : room < 16 ? room : 16;
+		if (limits[i] > sy->addr && limits[i] - sy->addr < len)
+			len = limits[i] - sy->addr;
+		sy->size = len ? len : 1;
 	}
 	free(limits);
 	e->nsyms = n;
@@ -524,10 +530,34 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	finish_syms(e, &b);
 	e->lo = e->syms[0].addr;
 	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
+	if (e->hi < e->lo)
+		e->hi = UINT64_MAX; /* it runs to the end of the address space */
 	e->next = files;
 	files = e;
 	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
+}
+
+void elf_files_forget(void)
+{
+	while (files) {
+		struct elf_file *e = files;
+
+		files = e->next;
+		if (e->dwfl)
+			dwfl_end(e->dwfl);
+		if (e->fd >= 0)
+			close(e->fd);
+		for (size_t i = 0; e->shown && i < e->nsyms; i++)
+			if (e->shown[i] != e->syms[i].name)
+				free(e->shown[i]);
+		free(e->shown);
+		free(e->syms);
+		free(e->names);
+		free(e->segs);
+		free(e->path);
+		free(e);
+	}
 }
 
 const char *elf_file_path(const struct elf_file *e)
@@ -580,7 +610,7 @@ const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
 
 	if (!lo)
 		return NULL;
-	if (addr < e->syms[lo - 1].addr + e->syms[lo - 1].size)
+	if (addr - e->syms[lo - 1].addr < e->syms[lo - 1].size)
 		return &e->syms[lo - 1];
 	return NULL;
 }

@@ -53,6 +53,11 @@ struct elf_file *elf_file_get(const char *path);
  * with the reason in WHY (LEN bytes).
  */
 struct elf_file *symbol_map_get(const char *path, char *why, size_t len);
+/*
+ * Free every file read so far.  Only when nothing holds one: tests and
+ * the fuzz targets, between inputs.
+ */
+void elf_files_forget(void);
 const char *elf_file_path(const struct elf_file *e);
 /* What was read, for libdw (dup it); -1 for a symbol map. */
 int elf_file_fd(const struct elf_file *e);
