@@ -50,6 +50,18 @@ static const struct guest_image *find(const struct guest *g, uint64_t pc)
 	return NULL;
 }
 
+/* Is KEPT, an image's path (text_clean()ed), that of PATH? */
+static bool same_path(const char *kept, const char *path)
+{
+	for (;; kept++, path++) {
+		if (*kept != *path &&
+		    !(*kept == '?' && ((unsigned char)*path < 0x20 || *path == 0x7f)))
+			return false;
+		if (!*kept)
+			return true;
+	}
+}
+
 static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
 		uint64_t start, uint64_t end, bool user)
 {
@@ -65,7 +77,7 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		 * again), or covered by what the user said? */
 		if ((overlap && g->imgs[i].user && !user) ||
 		    (g->imgs[i].start == start && g->imgs[i].end == end &&
-		     g->imgs[i].bias == bias && !strcmp(g->imgs[i].path, path)))
+		     g->imgs[i].bias == bias && same_path(g->imgs[i].path, path)))
 			return;
 	}
 	img = (struct guest_image){
@@ -73,7 +85,7 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		.end = end,
 		.bias = bias,
 		.elf = elf,
-		.path = xstrdup(path),
+		.path = xstrdup_clean(path), /* for names */
 		.user = user,
 	};
 	/* A new mapping replaces whatever it overlaps. */
@@ -163,7 +175,7 @@ void guest_add_mmap(struct guest *g, const char *path, uint64_t start, uint64_t 
 {
 	const struct guest_image *img = find(g, start);
 
-	if (path[0] != '/' || (img && end <= img->end && !strcmp(img->path, path)))
+	if (path[0] != '/' || (img && end <= img->end && same_path(img->path, path)))
 		return;
 	add_mapping(g, path, elf_file_open(image_fd(g, path, start), path, &g->view), start,
 		    offset);

@@ -217,7 +217,7 @@ static void load_fresh(const char *path)
 		}
 		p = nl + 1;
 	}
-	qsort(v, n, sizeof(*v), cmp_pair);
+	sort_array(v, n, sizeof(*v), cmp_pair);
 	set_table(v, n);
 	keep(text);
 	if (!n)

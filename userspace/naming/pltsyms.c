@@ -80,8 +80,7 @@ static struct fsym *read_fsyms(Elf *elf, Elf_Scn *symtab, size_t *n)
 		grow(&v, &cap, *n + 1, sizeof(*v));
 		v[(*n)++] = (struct fsym){s.st_value, rank, name};
 	}
-	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_fsym);
+	sort_array(v, *n, sizeof(*v), cmp_fsym);
 	return v;
 }
 
@@ -237,7 +236,7 @@ void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 		free(fs);
 		return;
 	}
-	qsort(t.v, t.n, sizeof(*t.v), cmp_slot);
+	sort_array(t.v, t.n, sizeof(*t.v), cmp_slot);
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 

@@ -88,6 +88,7 @@ static void add_sym(struct sym_builder *b, const char *name, size_t len, struct 
 	grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
 	grow(&b->names, &b->names_cap, b->names_len + len + 1, 1);
 	memcpy(b->names + b->names_len, name, len);
+	text_clean(b->names + b->names_len, len);
 	b->names[b->names_len + len] = 0;
 	r.name_off = b->names_len;
 	b->v[b->n++] = r;
@@ -200,8 +201,7 @@ static void finish_syms(struct elf_file *e, struct sym_builder *b)
 	uint64_t *limits = NULL;
 	size_t n = 0;
 
-	if (b->n)
-		qsort(b->v, b->n, sizeof(*b->v), cmp_raw);
+	sort_array(b->v, b->n, sizeof(*b->v), cmp_raw);
 	e->names = b->names;
 	e->syms = xcalloc(b->n, sizeof(*e->syms));
 	limits = xcalloc(b->n, sizeof(*limits));

@@ -50,7 +50,7 @@ int folded_write(const struct profile *p, FILE *f)
 
 	for (size_t i = 0; i < p->n; i++)
 		v[n++] = (struct line){folded_stack(p->v[i]), p->v[i]->count};
-	qsort(v, n, sizeof(*v), cmp_line);
+	sort_array(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t count = v[i].count;
 

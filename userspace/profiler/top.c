@@ -154,8 +154,7 @@ void top_render(const struct profile *p, const struct top_info *info)
 	}
 	rows = t.v;
 	n = t.n;
-	if (n)
-		qsort(rows, n, sizeof(*rows), cmp_row);
+	sort_array(rows, n, sizeof(*rows), cmp_row);
 	printf("\033[H\033[2J");
 	printf("qemu-jitbpf --top: %s, %u Hz, %" PRIu64 " samples, %" PRIu64
 	       " lost   (q quits, z zeroes)\n",

@@ -54,6 +54,21 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+void text_clean(char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+}
+
+char *xstrdup_clean(const char *s)
+{
+	char *c = xstrdup(s);
+
+	text_clean(c, strlen(c));
+	return c;
+}
+
 const char *path_base(const char *path)
 {
 	const char *slash = strrchr(path, '/');

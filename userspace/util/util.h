@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 extern int verbose;
@@ -24,8 +25,25 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Replace the control characters of S (LEN bytes) with '?': names and
+ * paths come from guests and their files, and a newline or a carriage
+ * return in one would end or forge a line of a perf map, a uftrace
+ * symbol file or info.
+ */
+void text_clean(char *s, size_t len);
+/* A copy of S, cleaned. */
+char *xstrdup_clean(const char *s);
 /* The last component of PATH (PATH itself without a slash). */
 const char *path_base(const char *path);
+
+/* qsort() for any N: qsort of no elements from a NULL array is undefined. */
+static inline void sort_array(void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 /* Grow *array (of *cap elements of size elsize) to hold at least need. */
 void grow(void *array, size_t *cap, size_t need, size_t elsize);

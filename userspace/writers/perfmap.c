@@ -20,6 +20,27 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
+/* NAME (LEN bytes) on one line: a control character, which a name from
+ * a guest's file could hold, as '?' (symbol names and paths are
+ * text_clean()ed as they are read; this is for any other name). */
+static void put_name(const char *name, size_t len, FILE *f)
+{
+	static const char ctl[] = "\n\r\x01\x02\x03\x04\x05\x06\x07\x08\t\x0b\x0c\x0e\x0f"
+				  "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c"
+				  "\x1d\x1e\x1f\x7f";
+
+	for (;;) {
+		size_t ok = strcspn(name, ctl);
+
+		fwrite_unlocked(name, 1, ok, f);
+		if (ok == len)
+			return;
+		fputc_unlocked('?', f);
+		name += ok + 1;
+		len -= ok + 1;
+	}
+}
+
 int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid_t gid,
 		  uint64_t *bytes)
 {
@@ -42,7 +63,7 @@ int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid
 		p = put_hex(p, r->size);
 		*p++ = ' ';
 		fwrite_unlocked(head, 1, p - head, sf.f);
-		fwrite_unlocked(r->name, 1, len, sf.f);
+		put_name(r->name, len, sf.f);
 		/* perf drops names under 3 characters, and the last byte of
 		 * every line, newline or not. */
 		if (len < 3)

@@ -251,7 +251,11 @@ void uftrace_end(struct uftrace *u, pid_t pid, struct guest *g, const char *exen
 	if (!s)
 		return;
 	s->ended = true;
-	s->exename = xstrdup(exename);
+	s->exename = xstrdup_clean(exename);
+	/* (task.txt quotes it) */
+	for (char *c = s->exename; *c; c++)
+		if (*c == '"')
+			*c = '?';
 	/* The map: [stack] high up, so every 48-bit address is a user one;
 	 * then each guest image with symbols, under a distinct basename. */
 	name = xasprintf("sid-%016" PRIx64 ".map", s->sid);
@@ -305,11 +309,21 @@ static void write_info(struct uftrace *u, const char *exename, const char *cmdli
 	const char *sep = "";
 	char date[64];
 
+	char *exe, *cmd;
+
 	if (!f)
 		return;
+	/* One line each: a guest's path or argument may hold a newline,
+	 * which uftrace record turns into a space in the command line. */
+	exe = xstrdup_clean(exename);
+	cmd = xstrdup(cmdline);
+	for (char *c = cmd; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	fwrite(&h, sizeof(h), 1, f);
-	fprintf(f, "exename:%s\n", exename);
-	fprintf(f, "cmdline:%s\n", cmdline);
+	fprintf(f, "exename:%s\ncmdline:%s\n", exe, cmd);
+	free(exe);
+	free(cmd);
 	fprintf(f, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\ntaskinfo:tids=", ntids);
 	for (size_t i = 0; i < u->nthreads; i++)
 		if (u->threads[i].records) {
@@ -402,7 +416,7 @@ static void write_tasks(struct uftrace *u)
 			 xasprintf("TASK timestamp=" TS_FMT " tid=%u pid=%d", TS_ARGS(ts), t->tid,
 				   t->pid));
 	}
-	qsort(v, n, sizeof(*v), cmp_line);
+	sort_array(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s\n", v[i].text);
 		free(v[i].text);
@@ -467,7 +481,7 @@ int uftrace_close(struct uftrace *u, const char *exename, const char *cmdline, u
 		u->threads[i].fd = -1;
 		ntids += u->threads[i].records > 0;
 	}
-	qsort(u->threads, u->nthreads, sizeof(*u->threads), cmp_tid);
+	sort_array(u->threads, u->nthreads, sizeof(*u->threads), cmp_tid);
 	write_info(u, exename, cmdline, ntids);
 	write_tasks(u);
 	*bytes += u->bytes;
