@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run fuzz targets: fuzz/run.sh DIR TARGET...  (make fuzz)
-# Each target DIR/bin/TARGET runs FUZZ_TIME seconds (default 300) on its
+# Each target FUZZ_BIN/TARGET (DIR/bin by default) runs FUZZ_TIME seconds
+# (default 300) on its
 # checked-in seeds (fuzz/corpus/TARGET) and what earlier runs kept in
 # DIR/corpus/TARGET, where new inputs go.  A crash, leak, hang or
 # sanitizer report lands in DIR/findings/TARGET/ and fails the run.
@@ -10,6 +11,7 @@ dir=$1
 shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 time=${FUZZ_TIME:-300}
+bin=${FUZZ_BIN:-$dir/bin}
 status=0
 for t in "$@"; do
 	corpus=$dir/corpus/$t
@@ -17,7 +19,7 @@ for t in "$@"; do
 	log=$dir/logs/$t.log
 	mkdir -p "$corpus" "$found" "$dir/logs"
 	before=$(find "$found" -type f | wc -l)
-	"$dir/bin/$t" -max_total_time="$time" -timeout=10 -rss_limit_mb=4096 \
+	"$bin/$t" -max_total_time="$time" -timeout=10 -rss_limit_mb=4096 \
 		-print_final_stats=1 -artifact_prefix="$found/" \
 		"$corpus" "$top/fuzz/corpus/$t" >"$log" 2>&1
 	rc=$?
