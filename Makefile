@@ -85,7 +85,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check test bench demo fuzz fuzzers \
+.PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check check-asan test bench demo fuzz fuzzers \
 	install clean distclean
 
 all: tool guests
@@ -147,6 +147,24 @@ $(FUZZ_OBJ)/bin/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJS) $(TOOL_LIBS)
 
+# The tool under AddressSanitizer and UBSan, for make check-asan.
+ASAN_TOOL := $(BUILD)/asan/bin/qemu-jitbpf
+ASAN_OBJS := $(patsubst $(TOOL_OBJ)/%,$(BUILD)/asan/tool/%,$(TOOL_OBJS))
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+$(BUILD)/asan/tool/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -I$(TOOL_OBJ) -c $< -o $@
+
+$(BUILD)/asan/tool/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
+		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(ASAN_TOOL): $(ASAN_OBJS) $(LIBBPF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJS) $(TOOL_LIBS)
+
 fuzzers: $(FUZZERS)
 
 fuzz: $(FUZZERS)
@@ -164,6 +182,7 @@ help:
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
 	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it and tools/"
 	@echo "make test        run the bats suite on what is built"
+	@echo "make check-asan  the suite again on the tool built with ASan and UBSan"
 	@echo "make fuzz        run each fuzz target FUZZ_TIME seconds (300); build/fuzz keeps finds"
 
 deps:
@@ -318,6 +337,16 @@ check: deps
 	@$(MAKE) --no-print-directory qemu-all
 	@$(MAKE) --no-print-directory tool
 	@$(MAKE) --no-print-directory test
+
+# The whole suite once more, on the tool built with ASan and UBSan: any
+# report fails the test that ran it (halt_on_error, exit code 23).
+check-asan: deps
+	@$(MAKE) --no-print-directory qemu-all
+	@$(MAKE) --no-print-directory tool guests tests $(ASAN_TOOL)
+	@QEMU_JITBPF_TEST=$(CURDIR)/$(ASAN_TOOL) \
+		ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=23:$(ASAN_OPTIONS) \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=23 \
+		tests/run.sh tests/*.bats $(BUILD)/tests/*.bats
 
 bench: tool guests qemu qemu-ref
 	@bench/overhead.sh

@@ -138,7 +138,13 @@ field() { # LINE KEY
 	sed -nE "s/.* $2=([^ ]+).*/\1/p" <<<"$1"
 }
 
-QEMU_JITBPF=$BUILD/bin/qemu-jitbpf
+# make check-asan runs the suite on build/asan/bin/qemu-jitbpf.
+QEMU_JITBPF=${QEMU_JITBPF_TEST:-$BUILD/bin/qemu-jitbpf}
+
+# Valgrind cannot run a tool built with ASan, which checks the same.
+no_valgrind_under_asan() {
+	[ -z "${QEMU_JITBPF_TEST:-}" ] || skip "the tool under test has ASan, which checks this run"
+}
 
 # JIT samples of a perf.data, "time symbol" per line: samples whose DSO is
 # the perf map (perf map mode) or a jitted-*.so (after perf inject -j).

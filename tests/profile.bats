@@ -140,6 +140,7 @@ for i in range(1500):
 }
 
 @test "valgrind: no memory error and no leak in the profiler (fp and dwarf, every writer)" {
+	no_valgrind_under_asan
 	vg() {
 		valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
 			--leak-check=full --errors-for-leak-kinds=definite,possible "$@"

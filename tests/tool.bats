@@ -183,6 +183,7 @@ teardown() {
 }
 
 @test "valgrind: no memory error and no leak in launched runs (perf map, jitdump, uftrace)" {
+	no_valgrind_under_asan
 	vg() {
 		valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
 			--leak-check=full --errors-for-leak-kinds=definite,possible "$@"

@@ -249,6 +249,7 @@ check_commands() { # STDERR-FILE EXPECTED-HOT [UNNAMED]
 }
 
 @test "valgrind: no memory error and no leak following a forking guest, every writer" {
+	no_valgrind_under_asan
 	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=definite,possible \
 		"$QEMU_JITBPF" --perfmap --jitdump -o "$D" --uftrace="$D/u" --profile="$D/p.folded" \
