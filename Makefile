@@ -76,7 +76,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,$(GUEST_ARCHES),$(BUILD)/guests/$(a)/decoy) \
 	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp $(BUILD)/guests/$(a)/throw) \
 	$(BUILD)/guests/x86_64/names-rust $(BUILD)/guests/native/throw-pg \
-	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/nonlocal-dyn) \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/nonlocal-dyn $(BUILD)/guests/$(a)/hostile) \
+	$(BUILD)/guests/x86_64/many-syms \
 	$(BUILD)/guests/native/calls-pg $(BUILD)/guests/native/calls \
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/native/nonlocal-pg \
@@ -221,6 +222,10 @@ $(BUILD)/guests/$(1)/%: tests/guests/%.c
 	$$(CC_$(1)) $$(GUEST_CFLAGS) $$(ARCH_CFLAGS_$(1)) -o $$@ $$< -lpthread
 endef
 $(foreach a,$(GUEST_ARCHES),$(eval $(call GUEST_RULE,$(a))))
+$(BUILD)/guests/x86_64/many-syms: tests/guests/many-syms.sh
+	@mkdir -p $(dir $@)
+	tests/guests/many-syms.sh $@
+
 # nonlocal.c's nested function has its trampoline on the stack.
 $(BUILD)/guests/%/nonlocal: GUEST_CFLAGS += -Wl,-z,execstack
 

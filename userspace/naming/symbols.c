@@ -61,6 +61,7 @@ struct sym_builder {
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
+	const char *broken; /* why the file's symbols could not all be read */
 };
 
 /* End address of section NDX, or 0 when unknown. */
@@ -102,8 +103,10 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 	uint64_t addr_mask = ~(uint64_t)0;
 	size_t count;
 
-	if (!data || !sh->sh_entsize)
+	if (!data || !sh->sh_entsize || data->d_size < sh->sh_size) {
+		b->broken = "its symbol table lies outside the file";
 		return;
+	}
 	/* Arm: bit 0 of a function's address says it is Thumb code. */
 	if (gelf_getehdr(elf, &eh) && eh.e_machine == EM_ARM)
 		addr_mask = ~(uint64_t)1;
@@ -124,6 +127,8 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 		    (type != STT_NOTYPE || !in_code(elf, s.st_shndx)))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name)
+			b->broken = "its symbols' names lie outside their string table";
 		if (!name || !*name || name[0] == '$')
 			continue;
 		add_sym(b, name, strlen(name),
@@ -168,7 +173,13 @@ static bool read_syms(struct sym_builder *b, Elf *elf)
 	Elf_Scn *scn = NULL, *dynsym = NULL;
 	bool symtab = false;
 	GElf_Shdr sh, dsh;
+	GElf_Ehdr eh;
+	size_t size = 0;
 
+	elf_rawfile(elf, &size);
+	if (gelf_getehdr(elf, &eh) && eh.e_shoff &&
+	    (eh.e_shoff > size || eh.e_shnum * (uint64_t)eh.e_shentsize > size - eh.e_shoff))
+		b->broken = "its section headers lie outside the file (cut short?)";
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
@@ -397,6 +408,14 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 	}
 	elf_plt_syms(elf, add_plt_sym, &b);
 	elf_end(elf);
+	/* Once per file, as files are read once. */
+	if (b.broken) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s; %s", b.broken,
+			 b.n ? "named from what could be read" : "its code goes unnamed");
+		warn_file(v, path, why);
+	}
 	finish_syms(e, &b);
 	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
