@@ -22,7 +22,9 @@ static bool cfa_offset(const Dwarf_Op *ops, size_t nops, int64_t *off)
 	}
 	if (nops == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
 	    (ops[2].atom == DW_OP_plus || ops[2].atom == DW_OP_minus)) {
-		*off = ops[2].atom == DW_OP_plus ? (int64_t)ops[1].number : -(int64_t)ops[1].number;
+		/* Negated as the unsigned word it is: a file's INT64_MIN
+		 * has no opposite in int64_t. */
+		*off = (int64_t)(ops[2].atom == DW_OP_plus ? ops[1].number : -ops[1].number);
 		return true;
 	}
 	return false;
@@ -40,10 +42,15 @@ bool elf_file_frame_rule(struct elf_file *e, uint64_t addr, int ra_reg, struct f
 
 	if (!mod)
 		return false;
+	/*
+	 * The CFI speaks of link addresses, ADDR's: BIAS is what the module
+	 * adds to them (libdwfl places an offline ET_DYN file at 0x10000), not
+	 * something to add here.
+	 */
 	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame)) {
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame)) {
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, addr + bias, &frame))
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame))
 			return false;
 	}
 	memset(r, 0, sizeof(*r));

@@ -62,6 +62,8 @@ static bool same_path(const char *kept, const char *path)
 	}
 }
 
+static unsigned int versions; /* of all guests */
+
 static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
 		uint64_t start, uint64_t end, bool user)
 {
@@ -101,7 +103,12 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		g->imgs[i] = g->imgs[i - 1];
 	g->imgs[i] = img;
 	g->nimgs++;
-	g->version++;
+	/*
+	 * Never one another guest had: the dwarf unwinder keeps its Dwfl by
+	 * guest and version, and a guest freed (an exec) is often made again
+	 * at the same address, with as many images.
+	 */
+	g->version = ++versions;
 	pr_dbg("guest image %s at 0x%" PRIx64 "-0x%" PRIx64 " bias 0x%" PRIx64 "%s", path, start,
 	       end, bias, img.elf ? "" : " (no symbols)");
 }

@@ -38,7 +38,7 @@ struct guest {
 	uint64_t *miss_time;
 	size_t nmiss;
 	unsigned long maps_scans;
-	unsigned int version; /* changes whenever imgs does */
+	unsigned int version; /* changes whenever imgs does; no two guests' alike */
 	/* guest_see(): addresses looked up already (open addressing), with
 	 * a direct-mapped cache in front. */
 	uint64_t *seen;

@@ -69,8 +69,9 @@ static bool sample_word(const struct qj_sample *r, uint64_t at, uint64_t *val)
 		mem = r->stack;
 		len = r->stack_len;
 	} else {
+		/* No more than words[] holds, whatever the record says. */
 		mem = (const uint8_t *)r->words;
-		len = (size_t)r->nwords * 8;
+		len = (size_t)(r->nwords < QJ_GWORDS ? r->nwords : QJ_GWORDS) * 8;
 	}
 	if (at < sp || off % size || off > len || len - off < size)
 		return false;
