@@ -35,3 +35,11 @@ fuzz_target() { # TARGET
 @test "fuzz writers: perf map, jitdump, uftrace files of extreme names, sizes, addresses" {
 	fuzz_target writers
 }
+
+@test "fuzz session: ring records of every type, any size, any order" {
+	fuzz_target session
+}
+
+@test "fuzz unwind: frame pointers and CFI over any stack bytes and registers" {
+	fuzz_target unwind
+}

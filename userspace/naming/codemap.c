@@ -10,8 +10,11 @@
 void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const char *name,
 		      uint64_t guest, bool tb_end)
 {
-	if (!size)
-		return; /* perf never matches an empty symbol */
+	/* Perf never matches an empty symbol.  A range past the end of the
+	 * address space is no code, and its end would wrap in the overlap
+	 * checks (a prologue there went into the map again at each look). */
+	if (!size || host + size < host)
+		return;
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
 	m->v[m->n++] = (struct code_range){host, size, tb_end, ++m->seq, name, guest};
 	m->live = false;
@@ -45,6 +48,9 @@ void codemap_flush(struct codemap *m)
 
 void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
 {
+	/* (None past the end of the address space, as in codemap_add_insn().) */
+	if (host + size < host)
+		size = 0;
 	m->prologue = (struct code_range){host, size, false, 0, "qemu-tcg-prologue", 0};
 }
 

@@ -207,7 +207,9 @@ void jitmap_tbs(struct jitmap *m, const struct qj_tbs *r, jit_run_fn fn, void *c
 		m->tbs_early += r->count;
 		return;
 	}
-	if (r->total > QJ_TBS_MAX_BATCH || r->len > QJ_TBS_CHUNK || r->off + r->len > r->total)
+	/* In 64 bits: an off near 2^32 would wrap past the check. */
+	if (r->total > QJ_TBS_MAX_BATCH || r->len > QJ_TBS_CHUNK ||
+	    (uint64_t)r->off + r->len > r->total)
 		return;
 	if (r->off == 0 && r->len == r->total) {
 		/* A batch in one part: no copy. */

@@ -168,10 +168,14 @@ static void host_frames(struct samples *ss, struct jitmap *jm, struct pending *p
 
 void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size)
 {
-	size_t extra = r->stack_len;
+	size_t extra;
 	struct pending *p;
 
-	if (size < sizeof(*r) || extra > QJ_STACK_MAX || sizeof(*r) + extra > size)
+	/* The size first: stack_len is near the record's end. */
+	if (size < sizeof(*r))
+		return;
+	extra = r->stack_len;
+	if (extra > QJ_STACK_MAX || sizeof(*r) + extra > size)
 		return;
 	p = xmalloc(sizeof(*p) + extra);
 	p->next = NULL;
