@@ -8,7 +8,7 @@ PKGS="
   ninja-build meson python3 python3-venv libglib2.0-dev flex bison
   systemtap-sdt-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev libiberty-dev
   libpixman-1-dev libfdt-dev seabios qemu-system-data
-  clang llvm bpftool libclang-rt-14-dev
+  clang llvm lld bpftool libclang-rt-14-dev
   linux-perf uftrace bpftrace
   bats bats-assert bats-support bats-file
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross busybox-static g++ rustc

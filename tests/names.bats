@@ -149,3 +149,30 @@ plt_names() { # ARCH [LIBS]
 @test "aarch64 PLT entries and libraries of a short-lived dynamic guest (-L): named as native uftrace names them" {
 	plt_names aarch64 /usr/aarch64-linux-gnu
 }
+
+@test "x86_64: a library linked by lld, whose segments share file pages, is named" {
+	# lld's default layout maps the code segment from the page of the
+	# one before it: the file offset alone names two segments.
+	cat >"$D/lib.c" <<'C'
+unsigned long __attribute__((noinline)) lib_spin(unsigned long x, long n)
+{
+	while (n--)
+		x = x * 2862933555777941757UL + 3037000493UL;
+	return x;
+}
+C
+	cat >"$D/main.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+unsigned long lib_spin(unsigned long x, long n);
+int main(int argc, char **argv) { printf("%lx\n", lib_spin(7, atol(argv[1]))); return 0; }
+C
+	clang -O1 -fPIC -shared -fuse-ld=lld -o "$D/liblld.so" "$D/lib.c"
+	clang -O1 -o "$D/main" "$D/main.c" -L"$D" -llld -Wl,-rpath,"$D"
+	[ "$(readelf -lW "$D/liblld.so" | awk '$1 == "LOAD" && $2 !~ /000$/' | wc -l)" -gt 0 ] ||
+		fail "lld laid out every segment at a page start"
+	run "$QEMU_JITBPF" --profile="$D/p.folded" -F 499 -- "$(qemu_bin "$V" x86_64)" "$D/main" 300000000
+	assert_success
+	awk '{ n[$1 ~ /;lib_spin$/] += $NF } END { exit !(n[1] > n[0]) }' "$D/p.folded" ||
+		fail "lib_spin not most samples' leaf: $(sort -t' ' -k2 -n "$D/p.folded" | tail -n 3)"
+}

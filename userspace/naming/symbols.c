@@ -263,7 +263,8 @@ static void read_segs(struct elf_file *e, Elf *elf)
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		e->segs[e->nsegs++] =
-			(struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
+			(struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz,
+					  (ph.p_flags & PF_X) != 0};
 		if (ph.p_vaddr < e->lo)
 			e->lo = ph.p_vaddr;
 		if (ph.p_vaddr + ph.p_memsz > e->hi)
@@ -597,14 +598,21 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
 
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)
 {
+	const struct load_seg *found = NULL;
+
 	for (size_t i = 0; i < e->nsegs; i++) {
 		const struct load_seg *s = &e->segs[i];
 		uint64_t start = s->offset & ~0xfffull;
 
-		if (off >= start && off < s->offset + (s->filesz ? s->filesz : 1))
+		/* From the page it starts in to its end (which may not wrap). */
+		if (off < start || (off > s->offset && off - s->offset >= (s->filesz ? s->filesz : 1)))
+			continue;
+		if (s->exec)
 			return s;
+		if (!found)
+			found = s;
 	}
-	return NULL;
+	return found;
 }
 
 size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t len)

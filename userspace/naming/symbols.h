@@ -25,6 +25,7 @@ struct load_seg {
 	uint64_t memsz;
 	uint64_t offset;
 	uint64_t filesz;
+	bool exec; /* PF_X */
 };
 
 struct elf_file;
@@ -63,7 +64,11 @@ const char *elf_file_path(const struct elf_file *e);
 int elf_file_fd(const struct elf_file *e);
 /* Lowest and highest (exclusive) link address of PT_LOAD segments. */
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
-/* The PT_LOAD segment that maps file offset OFF, or NULL. */
+/*
+ * The PT_LOAD segment that maps file offset OFF, or NULL; of two that
+ * share the page (lld's default layout), the executable one: what a guest
+ * maps to run.
+ */
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
 /* Up to LEN bytes of the file's image at link address ADDR, as loaded;
  * how many were read (0 outside the file's bytes, or for a symbol map). */
