@@ -347,7 +347,7 @@ check: deps
 # report fails the test that ran it (halt_on_error, exit code 23).
 check-asan: deps
 	@$(MAKE) --no-print-directory qemu-all
-	@$(MAKE) --no-print-directory tool guests tests $(ASAN_TOOL)
+	@$(MAKE) --no-print-directory tool guests tests fuzzers $(ASAN_TOOL)
 	@QEMU_JITBPF_TEST=$(CURDIR)/$(ASAN_TOOL) \
 		ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=23:$(ASAN_OPTIONS) \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=23 \
