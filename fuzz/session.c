@@ -42,15 +42,15 @@
 #include <sys/stat.h>
 
 enum {
-	OPT_PROCS = 1,	     /* through procs_event() */
-	OPT_TREE = 2,	     /* with OPT_PROCS: a tree, not -a */
-	OPT_SYSTEM = 4,	     /* a system emulator */
-	OPT_INSN = 8,	     /* --perfmap-insn */
-	OPT_PROFILE = 16,    /* keep instructions; samples (not with OPT_PROCS) */
+	OPT_PROCS = 1,	  /* through procs_event() */
+	OPT_TREE = 2,	  /* with OPT_PROCS: a tree, not -a */
+	OPT_SYSTEM = 4,	  /* a system emulator */
+	OPT_INSN = 8,	  /* --perfmap-insn */
+	OPT_PROFILE = 16, /* keep instructions; samples (not with OPT_PROCS) */
 	OPT_JITDUMP = 32,
 	OPT_UFTRACE = 64,
-	OPT_FILTER = 128,    /* uftrace's -F, -N, -D (MORE_TIME: -t) */
-	MORE_DWARF = 1,	     /* --call-graph=dwarf */
+	OPT_FILTER = 128, /* uftrace's -F, -N, -D (MORE_TIME: -t) */
+	MORE_DWARF = 1,	  /* --call-graph=dwarf */
 	MORE_TIME = 2,
 	MORE_PERFMAP = 4,
 	REC_PAD = 0x8000,
@@ -268,7 +268,8 @@ static void tame(uint8_t *r, size_t size)
 			struct qj_fork *f = (struct qj_fork *)r;
 			pid_t child = pid_of(f->child);
 
-			f->child = (uint32_t)(child == (pid_t)h->pid ? pid_of(f->child + 1) : child);
+			f->child =
+				(uint32_t)(child == (pid_t)h->pid ? pid_of(f->child + 1) : child);
 		}
 		break;
 	}
@@ -376,8 +377,9 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 	size_t size;
 
 	if (opt & OPT_UFTRACE) {
-		u = uftrace_open(udir, opt & OPT_FILTER ? (more & MORE_TIME ? &time_filter : &filter)
-							: NULL);
+		u = uftrace_open(udir, opt & OPT_FILTER
+					       ? (more & MORE_TIME ? &time_filter : &filter)
+					       : NULL);
 		if (u)
 			uftrace_begin(u, self.pid, 1);
 	}

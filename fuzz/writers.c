@@ -61,8 +61,9 @@ static const char *kept_name(struct fuzz_in *in)
 
 static uint64_t extreme(struct fuzz_in *in)
 {
-	static const uint64_t v[] = {0, 1, UINT64_MAX, UINT64_MAX - 1, 1ull << 63, (1ull << 63) - 1,
-				     UINT32_MAX, 1ull << 32};
+	static const uint64_t v[] = {
+		0,	    1,	       UINT64_MAX, UINT64_MAX - 1, 1ull << 63, (1ull << 63) - 1,
+		UINT32_MAX, 1ull << 32};
 	uint64_t x = fuzz_u64(in);
 
 	return x & 1 ? v[(x >> 1) % (sizeof(v) / sizeof(v[0]))] : x >> 1;

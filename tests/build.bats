@@ -69,7 +69,8 @@ load helpers
 }
 
 @test "C sources follow the checked-in clang-format style" {
-	for f in "$TOP"/userspace/*.[ch] "$TOP"/userspace/*/*.[ch] "$TOP"/bpf/*.[ch]; do
+	for f in "$TOP"/userspace/*.[ch] "$TOP"/userspace/*/*.[ch] "$TOP"/bpf/*.[ch] "$TOP"/fuzz/*.[ch] \
+		"$TOP"/fuzz/seeds/*.c; do
 		run diff -u "$f" <(clang-format --style=file:"$TOP/.clang-format" "$f")
 		assert_success
 	done

@@ -22,28 +22,28 @@
 #include "sample.h"
 
 /* fuzz/session.c's options. */
-#define OPT_PROCS	 1
-#define OPT_TREE	 2
-#define OPT_SYSTEM	 4
-#define OPT_INSN	 8
-#define OPT_PROFILE	 16
-#define OPT_JITDUMP	 32
-#define OPT_UFTRACE	 64
-#define OPT_FILTER	 128
-#define MORE_DWARF	 1
-#define MORE_TIME	 2
-#define MORE_PERFMAP	 4
-#define REC_PAD		 0x8000
-#define TICK		 64
+#define OPT_PROCS    1
+#define OPT_TREE     2
+#define OPT_SYSTEM   4
+#define OPT_INSN     8
+#define OPT_PROFILE  16
+#define OPT_JITDUMP  32
+#define OPT_UFTRACE  64
+#define OPT_FILTER   128
+#define MORE_DWARF   1
+#define MORE_TIME    2
+#define MORE_PERFMAP 4
+#define REC_PAD	     0x8000
+#define TICK	     64
 
-#define BIAS	0x555555554000ull /* x86_64-dyn-g, PIE, as linux-user loads it */
-#define FIB	0x114e
-#define LEAF	0x1149
-#define MAIN	0x117d
-#define HOST	0x7f1234000000ull /* QEMU's code buffer */
-#define SP	0x7ffff7ff0000ull
-#define CHILD	1 /* fuzz/session.c: a pid no process has */
-#define OTHER	2
+#define BIAS  0x555555554000ull /* x86_64-dyn-g, PIE, as linux-user loads it */
+#define FIB   0x114e
+#define LEAF  0x1149
+#define MAIN  0x117d
+#define HOST  0x7f1234000000ull /* QEMU's code buffer */
+#define SP    0x7ffff7ff0000ull
+#define CHILD 1 /* fuzz/session.c: a pid no process has */
+#define OTHER 2
 
 struct seed {
 	uint8_t buf[4096];
@@ -88,8 +88,8 @@ static void simple(struct seed *s, uint32_t type, uint32_t pid)
 /* At HOST, or (READ) in fuzz/session.c's code buffer, which it reads. */
 static void prologue(struct seed *s, uint32_t pid, bool read)
 {
-	struct qj_prologue r = {hdr(s, QJ_EV_PROLOGUE, pid), read ? 0x100 : HOST, 0x100, 1, 1, 12,
-				0};
+	struct qj_prologue r = {
+		hdr(s, QJ_EV_PROLOGUE, pid), read ? 0x100 : HOST, 0x100, 1, 1, 12, 0};
 
 	rec(s, &r, sizeof(r), false);
 }
@@ -189,8 +189,12 @@ static void calls(struct seed *s, uint32_t pid, uint64_t base, int32_t cpu, int3
 	static const struct {
 		uint64_t kind, addr, sp;
 	} ev[] = {
-		{1, MAIN, SP},	    {1, FIB, SP - 0x20},    {1, LEAF, SP - 0x40},
-		{2, FIB + 0x10, SP - 0x40}, {1, FIB, SP - 0x40}, {2, FIB + 0x20, SP - 0x40},
+		{1, MAIN, SP},
+		{1, FIB, SP - 0x20},
+		{1, LEAF, SP - 0x40},
+		{2, FIB + 0x10, SP - 0x40},
+		{1, FIB, SP - 0x40},
+		{2, FIB + 0x20, SP - 0x40},
 		{2, MAIN + 0x20, SP - 0x20},
 	};
 	struct qj_calls r = {hdr(s, QJ_EV_CALLS, pid), cpu, 0, lost, level, 0, {0}};

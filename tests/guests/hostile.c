@@ -19,8 +19,8 @@ static unsigned long frame[2]; /* a frame record: saved fp, return address */
 
 /* COUNT rounds with the frame pointer (and, if SP, the stack pointer) set
  * to FP: nothing but registers is used meanwhile. */
-static unsigned long __attribute__((noinline)) bad_frames(unsigned long fp, unsigned long count,
-							   int sp)
+static unsigned long __attribute__((noinline))
+bad_frames(unsigned long fp, unsigned long count, int sp)
 {
 	unsigned long x = 7;
 

@@ -262,9 +262,8 @@ static void read_segs(struct elf_file *e, Elf *elf)
 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		e->segs[e->nsegs++] =
-			(struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz,
-					  (ph.p_flags & PF_X) != 0};
+		e->segs[e->nsegs++] = (struct load_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset,
+							ph.p_filesz, (ph.p_flags & PF_X) != 0};
 		if (ph.p_vaddr < e->lo)
 			e->lo = ph.p_vaddr;
 		if (ph.p_vaddr + ph.p_memsz > e->hi)
@@ -605,7 +604,8 @@ const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t
 		uint64_t start = s->offset & ~0xfffull;
 
 		/* From the page it starts in to its end (which may not wrap). */
-		if (off < start || (off > s->offset && off - s->offset >= (s->filesz ? s->filesz : 1)))
+		if (off < start ||
+		    (off > s->offset && off - s->offset >= (s->filesz ? s->filesz : 1)))
 			continue;
 		if (s->exec)
 			return s;
