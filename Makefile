@@ -144,7 +144,7 @@ $(FUZZ_OBJ)/tool/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_OBJ)/bin/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
+$(FUZZ_OBJ)/bin/%: fuzz/%.c $(wildcard fuzz/*.h) $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJS) $(TOOL_LIBS)
 

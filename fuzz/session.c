@@ -21,6 +21,7 @@
  * formats say.
  */
 #include "fuzz.h"
+#include "outputs.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "naming/symbols.h"
@@ -309,60 +310,6 @@ static bool is_tick(const uint8_t *r, size_t size)
 	return size >= sizeof(struct qj_hdr) && ((const struct qj_hdr *)r)->type == TICK;
 }
 
-/* The perf map written: a line per live range, each one perf reads. */
-static void check_perfmap(const char *path, size_t live)
-{
-	FILE *f = fopen(path, "re");
-	size_t lines = 0, cap = 0;
-	char *line = NULL;
-	ssize_t n;
-
-	if (!f)
-		abort();
-	while ((n = getline(&line, &cap, f)) > 0) {
-		char *p = line, *end;
-
-		lines++;
-		strtoull(p, &end, 16);
-		if (end == p || *end != ' ')
-			abort(); /* no address */
-		p = end + 1;
-		strtoull(p, &end, 16);
-		if (end == p || *end != ' ' || line[n - 1] != '\n' || n - (end + 1 - line) < 4)
-			abort(); /* no size, or a name perf drops */
-	}
-	free(line);
-	fclose(f);
-	if (lines != live)
-		abort(); /* a name broke a line */
-}
-
-/* The jitdump written: a header, then records that add up to the file. */
-static void check_jitdump(void)
-{
-	uint32_t size;
-	uint64_t off;
-	struct stat st;
-	uint8_t *b;
-	int fd = open(marker, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || fstat(fd, &st) || st.st_size < 40)
-		abort();
-	b = malloc(st.st_size);
-	if (pread(fd, b, st.st_size, 0) != st.st_size)
-		abort();
-	close(fd);
-	memcpy(&size, b + 8, 4); /* the header's total_size */
-	for (off = size; off + 8 <= (uint64_t)st.st_size; off += size) {
-		memcpy(&size, b + off + 4, 4);
-		if (size < 8)
-			abort();
-	}
-	if (off != (uint64_t)st.st_size)
-		abort();
-	free(b);
-}
-
 /* One QEMU's session, fed directly. */
 static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 {
@@ -423,7 +370,7 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 
 		if (!perfmap_write(&s.jm.code, dfd, "perf.map", (uid_t)-1, (gid_t)-1, &bytes)) {
 			snprintf(path, sizeof(path), "%s/perf.map", dir);
-			check_perfmap(path, codemap_live(&s.jm.code));
+			fuzz_check_perfmap(path, codemap_live(&s.jm.code));
 			unlink(path);
 		}
 		close(dfd);
@@ -432,7 +379,8 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		bool open = jitdump_is_open(s.jd);
 
 		if (!jitdump_close(s.jd, &bytes) && open)
-			check_jitdump();
+			if (fuzz_check_jitdump(marker) < 40)
+				abort(); /* closed without its header */
 		s.jd = NULL;
 	}
 	if (u) {

@@ -9,6 +9,7 @@
  * the file, one line per field of uftrace's info.
  */
 #include "fuzz.h"
+#include "outputs.h"
 #include "naming/codemap.h"
 #include "naming/guest.h"
 #include "writers/jitdump.h"
@@ -67,62 +68,6 @@ static uint64_t extreme(struct fuzz_in *in)
 	uint64_t x = fuzz_u64(in);
 
 	return x & 1 ? v[(x >> 1) % (sizeof(v) / sizeof(v[0]))] : x >> 1;
-}
-
-static void check_perfmap(const char *path, size_t live)
-{
-	FILE *f = fopen(path, "re");
-	size_t lines = 0, cap = 0;
-	char *line = NULL;
-	ssize_t n;
-
-	if (!f)
-		abort();
-	while ((n = getline(&line, &cap, f)) > 0) {
-		char *p = line, *end;
-
-		lines++;
-		strtoull(p, &end, 16);
-		if (end == p || *end != ' ')
-			abort(); /* no address */
-		p = end + 1;
-		strtoull(p, &end, 16);
-		if (end == p || *end != ' ' || line[n - 1] != '\n' || n - (end + 1 - line) < 4)
-			abort(); /* no size, or a name perf drops */
-	}
-	free(line);
-	fclose(f);
-	if (lines != live)
-		abort(); /* a name broke a line */
-}
-
-static void check_jitdump(const char *path)
-{
-	struct stat st;
-	uint8_t *b;
-	uint64_t off;
-	uint32_t size;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || fstat(fd, &st))
-		abort();
-	if (!st.st_size) {
-		close(fd);
-		return;
-	}
-	b = malloc(st.st_size);
-	if (pread(fd, b, st.st_size, 0) != st.st_size)
-		abort();
-	close(fd);
-	memcpy(&size, b + 8, 4); /* the header's total_size */
-	for (off = size; off + 8 <= (uint64_t)st.st_size; off += size) {
-		memcpy(&size, b + off + 4, 4);
-		if (size < 8)
-			abort();
-	}
-	if (off != (uint64_t)st.st_size)
-		abort(); /* records that do not add up to the file */
-	free(b);
 }
 
 static void check_info(const char *path)
@@ -207,14 +152,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!perfmap_write(&m, dfd, path, (uid_t)-1, (gid_t)-1, &bytes)) {
 			snprintf(path, sizeof(path), "%s/perf-%d.map", dir, getpid());
-			check_perfmap(path, live);
+			fuzz_check_perfmap(path, live);
 		}
 		close(dfd);
 	}
 	codemap_free(&m);
 	if (jitdump_is_open(j)) {
 		jitdump_close(j, &bytes);
-		check_jitdump(marker);
+		fuzz_check_jitdump(marker);
 	} else {
 		jitdump_discard(j);
 	}
