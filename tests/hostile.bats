@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	stop_bg
+	binfmt_unregister
 }
 
 # Run the tool on GUEST ARGS... under qemu-ARCH with every output, call
@@ -112,4 +113,13 @@ leaf_share() { # FUNC
 	grep -q '^fploop 3000 ' "$D/bg.out" || fail "QEMU's output: $(cat "$D/bg.out")"
 	[ -s "$D/p.folded" ] || fail "no profile: $output"
 	assert_line --regexp "warning: pid $BG_PID: $D/h: its section headers lie outside the file"
+}
+
+@test "a guest that execs itself 1000 times" {
+	local n=${HOSTILE_EXECS:-1000}
+	binfmt_register "$(qemu_bin 10.2.2 aarch64)"
+	attached aarch64 fp "exec 0 b504f32d" "$(guest aarch64 hostile)" exec "$n"
+	assert_line --regexp "^qemu-jitbpf: $((n + 1)) QEMU processes \(0 forked\), $((n + 1)) perf maps, 0 jitdumps, 1 uftrace, 0 without a handshake$"
+	run uftrace info -d "$D/u"
+	assert_success
 }

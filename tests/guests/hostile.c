@@ -7,6 +7,7 @@
  *   sptop N     the same with the stack and frame pointers at the top of
  *               the address space
  *   threads N   N threads at once, each calling a few functions
+ *   exec N      exec itself N times (through /proc/self/exe), then print
  * The loops touch no memory, so the bad registers harm nobody but a
  * profiler that believes them.
  */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static unsigned long frame[2]; /* a frame record: saved fp, return address */
 
@@ -122,8 +124,17 @@ int main(int argc, char **argv)
 		x = bad_frames(~0xfUL, n * 1000000UL, 1);
 	else if (!strcmp(mode, "threads"))
 		return threads(n);
+	else if (!strcmp(mode, "exec") && n > 0) {
+		char left[32];
+
+		snprintf(left, sizeof(left), "%ld", n - 1);
+		execl("/proc/self/exe", argv[0], "exec", left, (char *)NULL);
+		perror("exec");
+		return 1;
+	} else if (!strcmp(mode, "exec"))
+		x = leaf(n);
 	else {
-		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads [N]\n");
+		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads|exec [N]\n");
 		return 2;
 	}
 	printf("%s %ld %lx\n", mode, n, x);
