@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/symbols.h"
+#include "naming/symtable.h"
 #include "naming/pltsyms.h"
 #include "naming/cfisyms.h"
 #include "naming/debuginfo.h"
@@ -49,21 +50,6 @@ struct elf_file {
  * would only slow the exit down). */
 static struct elf_file *files;
 
-struct raw_sym {
-	uint64_t addr, size;
-	uint64_t limit; /* end of its section: a size-less symbol stops there */
-	int rank;	/* prefer GLOBAL over WEAK over LOCAL at one address */
-	size_t name_off;
-};
-
-struct sym_builder {
-	struct raw_sym *v;
-	size_t n, cap;
-	char *names;
-	size_t names_len, names_cap;
-	const char *broken; /* why the file's symbols could not all be read */
-};
-
 /* End address of section NDX, or 0 when unknown. */
 static uint64_t section_end(Elf *elf, size_t ndx)
 {
@@ -81,19 +67,6 @@ static bool in_code(Elf *elf, size_t ndx)
 	GElf_Shdr sh;
 
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
-}
-
-/* Add R, named NAME (LEN bytes, not terminated). */
-static void add_sym(struct sym_builder *b, const char *name, size_t len, struct raw_sym r)
-{
-	grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v));
-	grow(&b->names, &b->names_cap, b->names_len + len + 1, 1);
-	memcpy(b->names + b->names_len, name, len);
-	text_clean(b->names + b->names_len, len);
-	b->names[b->names_len + len] = 0;
-	r.name_off = b->names_len;
-	b->v[b->n++] = r;
-	b->names_len += len + 1;
 }
 
 static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
@@ -131,7 +104,8 @@ static void add_syms(struct sym_builder *b, Elf *elf, Elf_Scn *scn, GElf_Shdr *s
 			b->broken = "its symbols' names lie outside their string table";
 		if (!name || !*name || name[0] == '$')
 			continue;
-		add_sym(b, name, strlen(name),
+		sym_builder_add(
+			b, name, strlen(name),
 			(struct raw_sym){
 				.addr = type == STT_FUNC ? s.st_value & addr_mask : s.st_value,
 				.size = s.st_size,
@@ -156,14 +130,16 @@ static void add_unnamed_fn(void *arg, uint64_t start, uint64_t size)
 	int len = snprintf(name, sizeof(name), "%s+0x%" PRIx64, u->file, start);
 
 	if (len > 0 && (size_t)len < sizeof(name))
-		add_sym(u->b, name, (size_t)len,
+		sym_builder_add(
+			u->b, name, (size_t)len,
 			(struct raw_sym){
 				.addr = start, .size = size, .limit = start + size, .rank = 3});
 }
 
 static void add_plt_sym(void *arg, const char *name, uint64_t addr, uint64_t size)
 {
-	add_sym(arg, name, strlen(name),
+	sym_builder_add(
+		arg, name, strlen(name),
 		(struct raw_sym){.addr = addr, .size = size, .limit = addr + size, .rank = 3});
 }
 
@@ -194,59 +170,6 @@ static bool read_syms(struct sym_builder *b, Elf *elf)
 	if (dynsym)
 		add_syms(b, elf, dynsym, &dsh);
 	return symtab;
-}
-
-static int cmp_raw(const void *a, const void *b)
-{
-	const struct raw_sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	return x->size > y->size ? -1 : x->size < y->size;
-}
-
-static void finish_syms(struct elf_file *e, struct sym_builder *b)
-{
-	uint64_t *limits = NULL;
-	size_t n = 0;
-
-	sort_array(b->v, b->n, sizeof(*b->v), cmp_raw);
-	e->names = b->names;
-	e->syms = xcalloc(b->n, sizeof(*e->syms));
-	limits = xcalloc(b->n, sizeof(*limits));
-	for (size_t i = 0; i < b->n; i++) {
-		if (n && e->syms[n - 1].addr == b->v[i].addr)
-			continue; /* the best name for this address came first */
-		e->syms[n] = (struct sym){
-			.addr = b->v[i].addr,
-			.size = b->v[i].size,
-			.name = (const char *)b->v[i].name_off,
-		};
-		limits[n++] = b->v[i].limit;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct sym *sy = &e->syms[i];
-		/* Bytes up to the end of the address space, which no symbol
-		 * runs past. */
-		uint64_t room = sy->addr ? 0 - sy->addr : UINT64_MAX, len;
-
-		sy->name = e->names + (size_t)sy->name;
-		if (sy->size > room)
-			sy->size = room;
-		if (sy->size)
-			continue;
-		/* Assembly functions often have no size: up to the next one,
-		 * within their section. */
-		len = i + 1 < n ? e->syms[i + 1].addr - sy->addr : room < 16 ? room : 16;
-		if (limits[i] > sy->addr && limits[i] - sy->addr < len)
-			len = limits[i] - sy->addr;
-		sy->size = len ? len : 1;
-	}
-	free(limits);
-	e->nsyms = n;
-	free(b->v);
 }
 
 static void read_segs(struct elf_file *e, Elf *elf)
@@ -416,7 +339,7 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 			 b.n ? "named from what could be read" : "its code goes unnamed");
 		warn_file(v, path, why);
 	}
-	finish_syms(e, &b);
+	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
 	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
 }
@@ -488,11 +411,11 @@ static bool map_line(struct sym_builder *b, const char *line)
 	if (!*name || strchr(" \t\r\n", *name))
 		return false;
 	if (strchr("tTwW", type) && addr)
-		add_sym(b, name, strcspn(name, " \t\r\n"),
-			(struct raw_sym){.addr = addr,
-					 .rank = type == 'T'   ? 0
-						 : type == 'W' ? 1
-							       : 2});
+		sym_builder_add(b, name, strcspn(name, " \t\r\n"),
+				(struct raw_sym){.addr = addr,
+						 .rank = type == 'T'   ? 0
+							 : type == 'W' ? 1
+								       : 2});
 	return true;
 }
 
@@ -546,7 +469,7 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	e->ino = st.st_ino;
 	e->fd = -1;
 	e->dwfl_tried = true; /* no DWARF: names only */
-	finish_syms(e, &b);
+	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
 	e->lo = e->syms[0].addr;
 	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
 	if (e->hi < e->lo)
