@@ -54,8 +54,7 @@ static const struct guest_image *find(const struct guest *g, uint64_t pc)
 static bool same_path(const char *kept, const char *path)
 {
 	for (;; kept++, path++) {
-		if (*kept != *path &&
-		    !(*kept == '?' && ((unsigned char)*path < 0x20 || *path == 0x7f)))
+		if (*kept != *path && !(*kept == '?' && text_ctl(*path)))
 			return false;
 		if (!*kept)
 			return true;

@@ -57,7 +57,7 @@ char *xstrdup(const char *s)
 void text_clean(char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		if (text_ctl(s[i]))
 			s[i] = '?';
 }
 

@@ -32,6 +32,11 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * symbol file or info.
  */
 void text_clean(char *s, size_t len);
+/* Is C one of those control characters? */
+static inline bool text_ctl(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f;
+}
 /* A copy of S, cleaned. */
 char *xstrdup_clean(const char *s);
 /* The last component of PATH (PATH itself without a slash). */

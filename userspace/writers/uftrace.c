@@ -307,9 +307,7 @@ static void write_info(struct uftrace *u, const char *exename, const char *cmdli
 	FILE *f = create(u, "info");
 	time_t now = u->start_ns / 1000000000ull;
 	const char *sep = "";
-	char date[64];
-
-	char *exe, *cmd;
+	char date[64], *exe, *cmd;
 
 	if (!f)
 		return;
@@ -318,7 +316,7 @@ static void write_info(struct uftrace *u, const char *exename, const char *cmdli
 	exe = xstrdup_clean(exename);
 	cmd = xstrdup(cmdline);
 	for (char *c = cmd; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+		if (text_ctl(*c))
 			*c = ' ';
 	fwrite(&h, sizeof(h), 1, f);
 	fprintf(f, "exename:%s\ncmdline:%s\n", exe, cmd);
