@@ -5,6 +5,7 @@
 # uftrace data directory.  Interleaved runs, each qemu-jitbpf run after
 # the previous one finished detaching; medians of ROUNDS.  Then the
 # tool with uftrace's record filters -D 3 and -t 1us: records and time.
+# Then W1 (python3 imports, bench/lib.sh) plain and under --uftrace.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +38,8 @@ run_mode() { # MODE -> seconds
 	tool-D3) "$TOOL" --uftrace="$work/u" -D 3 -- "$PAT" "$FIB" 30 >/dev/null 2>"$work/err" ;;
 	tool-t1us) "$TOOL" --uftrace="$work/u" -t 1us -- "$PAT" "$FIB" 30 >/dev/null 2>"$work/err" ;;
 	plain) "$PAT" "$FIB" 30 >/dev/null ;;
+	py-plain) "$PAT" /usr/bin/python3 -c "$W1" >/dev/null ;;
+	tool-py) "$TOOL" --uftrace="$work/u" -- "$PAT" /usr/bin/python3 -c "$W1" >/dev/null 2>"$work/err" ;;
 	esac
 	t1=$EPOCHREALTIME
 	if [ "${1%%-*}" = tool ]; then
@@ -49,7 +52,7 @@ run_mode() { # MODE -> seconds
 	echo "$t1 - $t0" | bc -l
 }
 
-modes=(plain plugin tool tool-D3 tool-t1us)
+modes=(plain plugin tool tool-D3 tool-t1us py-plain tool-py)
 declare -A samples
 for m in "${modes[@]}"; do run_mode "$m" >/dev/null; done # warm caches
 for ((i = 0; i < ROUNDS; i++)); do
@@ -67,9 +70,15 @@ printf '%-24s %8.3f s\n' "plain (no tracing)" "$med_plain"
 printf '%-24s %8.3f s\n' "plugin libuftrace.so" "$med_plugin"
 printf '%-24s %8.3f s\n' "qemu-jitbpf --uftrace" "$med_tool"
 declare -A records
-for m in tool tool-D3 tool-t1us; do records[$m]=$(cat "$work/records-$m"); done
+for m in tool tool-D3 tool-t1us tool-py; do records[$m]=$(cat "$work/records-$m"); done
 lost=$(awk '{ n += $1 } END { print n + 0 }' "$work/lost")
 printf '%-24s %8.3f s  %s records\n' "  with -D 3" "$med_tool_D3" "${records[tool-D3]}"
 printf '%-24s %8.3f s  %s records\n' "  with -t 1us" "$med_tool_t1us" "${records[tool-t1us]}"
 printf 'qemu-jitbpf is %.2fx faster than the plugin\n' "$(echo "$med_plugin / $med_tool" | bc -l)"
+printf '%-24s %8.3f s\n' "W1 python3 plain" "$med_py_plain"
+printf '%-24s %8.3f s  %s records, ratio to plain %.3f\n' "W1 python3 --uftrace" "$med_tool_py" \
+	"${records[tool-py]}" "$(echo "$med_tool_py / $med_py_plain" | bc -l)"
+paired=$(paste <(tr ' ' '\n' <<<"${samples[tool-py]}" | grep .) <(tr ' ' '\n' <<<"${samples[py-plain]}" | grep .) |
+	awk '{ print $1 / $2 }' | median)
+printf 'W1 --uftrace / plain within each round: median %.3f\n' "$paired"
 echo "qemu-jitbpf: ${records[tool]} uftrace records per run, $lost events lost in $(wc -l <"$work/lost") runs"

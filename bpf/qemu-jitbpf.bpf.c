@@ -311,11 +311,39 @@ struct calls_ctx {
 	__s32 level;
 	__u32 tid;
 	__u64 *lost; /* this thread's entry in calls_lost */
+	__u64 clock[4];
+	__u64 sent; /* events of the batch in records so far */
 };
+
+/* Fill record R with the N (<= MAX) events from FIRST on, and submit it. */
+static __always_inline void fill_calls(struct qj_calls *r, struct calls_ctx *c, __u64 first,
+				       __u64 n, __u64 max)
+{
+	__u64 len = n * QJ_CALL_EVENT_SIZE;
+
+	fill_hdr(&r->hdr, QJ_EV_CALLS, c->ts);
+	r->cpu = c->cpu;
+	r->level = c->level;
+	r->pad = 0;
+	r->n = n;
+	__builtin_memcpy(r->clock, c->clock, sizeof(r->clock));
+	/* Only this thread writes its entry: no other can race. */
+	r->lost = *c->lost;
+	*c->lost = 0;
+	asm volatile("" : "+r"(len));
+	if (len > max * QJ_CALL_EVENT_SIZE)
+		len = max * QJ_CALL_EVENT_SIZE;
+	if (bpf_probe_read_user(r->ev, len, (void *)(c->events + first * QJ_CALL_EVENT_SIZE)))
+		r->n = 0;
+	submit(r);
+}
+
+#define QJ_CALLS_SMALL_SIZE \
+	(offsetof(struct qj_calls, ev) + QJ_CALLS_PER_SMALL * QJ_CALL_EVENT_SIZE)
 
 static long send_calls(__u32 idx, struct calls_ctx *c)
 {
-	__u64 first = (__u64)idx * QJ_CALLS_PER_REC, n, len;
+	__u64 first = c->sent, n;
 	struct qj_calls *r;
 
 	if (first >= c->count || first >= QJ_CALLS_MAX_BATCH)
@@ -323,32 +351,27 @@ static long send_calls(__u32 idx, struct calls_ctx *c)
 	n = c->count - first;
 	if (n > QJ_CALLS_PER_REC)
 		n = QJ_CALLS_PER_REC;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		count(QJ_LOST_CALLS, n);
-		__sync_fetch_and_add(c->lost, n);
-		return 0;
+	c->sent = first + n;
+	if (n > QJ_CALLS_PER_SMALL) {
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (r) {
+			fill_calls(r, c, first, n, QJ_CALLS_PER_REC);
+			return 0;
+		}
+	} else {
+		r = bpf_ringbuf_reserve(&events, QJ_CALLS_SMALL_SIZE, 0);
+		if (r) {
+			fill_calls(r, c, first, n, QJ_CALLS_PER_SMALL);
+			return 0;
+		}
 	}
-	fill_hdr(&r->hdr, QJ_EV_CALLS, c->ts);
-	r->cpu = c->cpu;
-	r->level = c->level;
-	r->pad = 0;
-	r->n = n;
-	/* Only this thread writes its entry: no other can race. */
-	r->lost = *c->lost;
-	*c->lost = 0;
-	len = n * QJ_CALL_EVENT_SIZE;
-	asm volatile("" : "+r"(len));
-	if (len > sizeof(r->ev))
-		len = sizeof(r->ev);
-	if (bpf_probe_read_user(r->ev, len, (void *)(c->events + first * QJ_CALL_EVENT_SIZE)))
-		r->n = 0;
-	submit(r);
+	count(QJ_LOST_CALLS, n);
+	__sync_fetch_and_add(c->lost, n);
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level)
+int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clock)
 {
 	struct calls_ctx c = {
 		.ts = bpf_ktime_get_ns(),
@@ -369,7 +392,14 @@ int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level)
 			return 0;
 		}
 	}
-	bpf_loop(QJ_CALLS_MAX_BATCH / QJ_CALLS_PER_REC + 1, send_calls, &c, 0);
+	/* QEMU 7.2 has no clock argument: its events are in nanoseconds.
+	 * Events in ticks that cannot be converted are lost. */
+	if (clock && bpf_probe_read_user(c.clock, sizeof(c.clock), (void *)clock)) {
+		count(QJ_LOST_CALLS, c.count);
+		__sync_fetch_and_add(c.lost, c.count);
+		return 0;
+	}
+	bpf_loop(QJ_CALLS_MAX_BATCH / QJ_CALLS_PER_REC + 2, send_calls, &c, 0);
 	return 0;
 }
 

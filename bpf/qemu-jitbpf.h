@@ -15,7 +15,8 @@
 #define QJ_PATH_MAX	256
 /* Guest call events: QEMU hands over up to 4096 per batch (jit-calls.c). */
 #define QJ_CALL_EVENT_SIZE 24
-#define QJ_CALLS_PER_REC   170
+#define QJ_CALLS_PER_REC   680 /* a record of a full batch's events */
+#define QJ_CALLS_PER_SMALL 170 /* a record of a few events: 4 KiB */
 #define QJ_CALLS_MAX_BATCH 4096
 /*
  * An event's address word: the kind (1 call, 2 return) in bits 63-62, the
@@ -124,7 +125,18 @@ struct qj_guest_base {
 /*
  * Guest call and return events of one thread, as QEMU recorded them: each
  * event is {u64 ts; u64 kind << 62 | addr; u64 sp} (QEMU's JitCallEvent).
+ * QEMU 10.2.2 stamps events with the host's cycle counter and reads both
+ * clocks around each batch (JitCallClock): {start ticks, start ns, end
+ * ticks, end ns}.  All zero: the events are stamped in nanoseconds (7.2).
+ * A record holds n events; one of at most QJ_CALLS_PER_SMALL ends after
+ * them (it is smaller than the struct), so few events take little room.
  */
+struct qj_call_event {
+	__u64 ts;
+	__u64 addr; /* kind << 62 | address */
+	__u64 sp;
+};
+
 struct qj_calls {
 	struct qj_hdr hdr;
 	__s32 cpu;
@@ -132,6 +144,7 @@ struct qj_calls {
 	__u64 lost;  /* events of this thread lost since its previous record */
 	__s32 level; /* system mode: privilege level (x86 CPL, Arm EL), or -1 */
 	__u32 pad;
+	__u64 clock[4];
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
 };
 

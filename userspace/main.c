@@ -293,7 +293,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
 		if (!env.ringbuf_mb)
-			env.ringbuf_mb = env.uftrace ? 64 : 8;
+			env.ringbuf_mb = env.uftrace ? 16 : 8;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

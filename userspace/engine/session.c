@@ -32,18 +32,49 @@ static uint32_t calls_task(const struct session *s, const struct qj_calls *r)
 	return 10 * ((uint32_t)r->cpu + 1) + (r->level >= 0 && r->level <= 9 ? r->level : 0);
 }
 
-static void on_calls(struct session *s, const struct qj_calls *r)
+/*
+ * QEMU 10.2.2 stamps call events with the host's cycle counter, and reads
+ * both clocks before a batch's first event and after its last: an event's
+ * nanoseconds lie on the line between the two readings (a stamp outside
+ * them, from a thread that changed CPUs, is held to the nearest).  Events
+ * of 7.2 come in nanoseconds, with no readings.
+ */
+_Static_assert(sizeof(struct qj_call_event) == QJ_CALL_EVENT_SIZE, "QEMU's JitCallEvent");
+
+static void calls_to_ns(const struct qj_calls *r, struct qj_call_event *ev, uint32_t n)
 {
+	uint64_t t0 = r->clock[0], n0 = r->clock[1], t1 = r->clock[2], n1 = r->clock[3];
+	double scale;
+
+	if (!t0 && !n0 && !t1 && !n1)
+		return;
+	scale = t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t t = ev[i].ts;
+
+		if (t <= t0)
+			ev[i].ts = n0;
+		else if (t >= t1)
+			ev[i].ts = scale ? n1 : n0;
+		else
+			ev[i].ts = n0 + (uint64_t)((double)(t - t0) * scale);
+	}
+}
+
+static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
+{
+	static struct qj_call_event ev[QJ_CALLS_PER_REC];
+	size_t room = (size - offsetof(struct qj_calls, ev)) / QJ_CALL_EVENT_SIZE;
 	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
 
-	uftrace_events(s->uft, s->target->pid, calls_task(s, r), r->ev, n, r->lost, &s->jm.guest);
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a;
-
-		memcpy(&a, r->ev + i * QJ_CALL_EVENT_SIZE + 8, sizeof(a));
-		if (QJ_CALL_KIND(a) == 1)
-			guest_see(&s->jm.guest, QJ_CALL_ADDR(a));
-	}
+	if (n > room)
+		n = room;
+	memcpy(ev, r->ev, (size_t)n * sizeof(*ev));
+	calls_to_ns(r, ev, n);
+	uftrace_events(s->uft, s->target->pid, calls_task(s, r), ev, n, r->lost, &s->jm.guest);
+	for (uint32_t i = 0; i < n; i++)
+		if (QJ_CALL_KIND(ev[i].addr) == 1)
+			guest_see(&s->jm.guest, QJ_CALL_ADDR(ev[i].addr));
 }
 
 /* A run of one guest function's code: a jitdump record, with its lines. */
@@ -139,8 +170,8 @@ void session_event(struct session *s, const void *data, size_t size)
 			jitmap_image(&s->jm, data);
 		break;
 	case QJ_EV_CALLS:
-		if (s->uft && size >= sizeof(struct qj_calls))
-			on_calls(s, data);
+		if (s->uft && size >= offsetof(struct qj_calls, ev))
+			on_calls(s, data, size);
 		break;
 	case QJ_EV_CALLS_LOST:
 		/* A VM's tasks are vCPUs: its threads' ends are not theirs. */
