@@ -182,6 +182,18 @@ teardown() {
 		fail "uftrace replay shows no LOST record"
 }
 
+@test "--uftrace: a gap deeper than uftrace's max_stack is marked LOST too" {
+	# 3000 calls deep: most events, and so most gaps, are below the
+	# 1024 frames uftrace records.
+	run "$QEMU_JITBPF" --ringbuf-mb 1 --uftrace="$D/u" -- "$Q" "$(guest x86_64 hostile)" deep 2000
+	assert_success
+	assert_line --regexp '^deep 2000 '
+	lost=$(calls_lost "$output")
+	echo "# $lost call events lost" >&3
+	[ "$lost" -gt 0 ] || fail "a 1 MiB ring lost no call: $output"
+	[ "$(uftrace_lost "$D/u")" -eq "$lost" ]
+}
+
 @test "valgrind: no memory error and no leak in launched runs (perf map, jitdump, uftrace)" {
 	no_valgrind_under_asan
 	vg() {

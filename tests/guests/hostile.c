@@ -8,6 +8,8 @@
  *               the address space
  *   threads N   N threads at once, each calling a few functions
  *   exec N      exec itself N times (through /proc/self/exe), then print
+ *   deep N      N recursions 3000 calls deep: a call tracer's stack deeper
+ *               than uftrace's max_stack (1024) most of the time
  * The loops touch no memory, so the bad registers harm nobody but a
  * profiler that believes them.
  */
@@ -108,6 +110,14 @@ static int threads(long n)
 	return 0;
 }
 
+/* D calls deep, each calling leaf() on its way back. */
+static unsigned long __attribute__((noinline)) deep(unsigned long d)
+{
+	if (!d)
+		return 1;
+	return deep(d - 1) * 3 + leaf(d);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -124,6 +134,9 @@ int main(int argc, char **argv)
 		x = bad_frames(~0xfUL, n * 1000000UL, 1);
 	else if (!strcmp(mode, "threads"))
 		return threads(n);
+	else if (!strcmp(mode, "deep"))
+		for (long i = x = 0; i < n; i++)
+			x += deep(3000);
 	else if (!strcmp(mode, "exec") && n > 0) {
 		char left[32];
 
@@ -134,7 +147,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "exec"))
 		x = leaf(n);
 	else {
-		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads|exec [N]\n");
+		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads|exec|deep [N]\n");
 		return 2;
 	}
 	printf("%s %ld %lx\n", mode, n, x);

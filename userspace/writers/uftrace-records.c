@@ -76,8 +76,13 @@ void uftrace_flush_thread(struct uftrace *u, struct uthread *t)
 static inline void put(struct uftrace *u, struct uthread *t, uint64_t ts, int type, size_t depth,
 		       uint64_t addr)
 {
-	if (depth >= MAX_STACK)
-		return; /* uftrace drops what is deeper than max_stack */
+	if (depth >= MAX_STACK) {
+		/* uftrace drops what is deeper than max_stack; a gap is
+		 * marked at any depth. */
+		if (type != REC_LOST)
+			return;
+		depth = MAX_STACK - 1;
+	}
 	if (!t->out)
 		t->out = xmalloc(OUTBUF);
 	if (t->nout * 8 + 16 > OUTBUF)
