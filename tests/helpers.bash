@@ -232,10 +232,13 @@ calls_lost() { # OUTPUT
 	sed -nE 's/.* events lost \(([0-9]+) calls\).*/\1/p; t; s/.*/0/p' <<<"$l"
 }
 
-# Events the LOST records of uftrace data account for.
+# Events the LOST records of uftrace data account for.  uftrace dump
+# shows a record's count as "<name>(count)", the name being the guest's
+# symbol at that address where there is one (riscv64 and arm programs
+# start at 0x10000): the count in parentheses is the raw one.
 uftrace_lost() { # DIR
 	uftrace dump -d "$1" 2>/dev/null |
-		perl -ne '$n += hex($1) if /\[lost \] <([0-9a-f]+)>/; END { print $n + 0, "\n" }'
+		perl -ne '$n += hex($1) if /\[lost \] .*\(([0-9a-f]+)\) depth:/; END { print $n + 0, "\n" }'
 }
 
 ONELINERS=$TOP/docs/one-liners.md

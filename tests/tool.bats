@@ -180,6 +180,15 @@ teardown() {
 	# Tens of millions of records: read as they stream, not kept in $output.
 	uftrace replay -d "$D/u" 2>/dev/null | grep -qE '/\* LOST [0-9]+ records!! \*/' ||
 		fail "uftrace replay shows no LOST record"
+	# A riscv64 program starts at 0x10000, where counts are addresses
+	# of its symbols too: uftrace dump then names one (uftrace_lost).
+	run "$QEMU_JITBPF" --ringbuf-mb 1 --uftrace="$D/r" -- "$(qemu_bin 10.2.2 riscv64)" \
+		"$(guest riscv64 calls)" count 2000000
+	assert_success
+	lost=$(calls_lost "$output")
+	echo "# riscv64: $lost call events lost" >&3
+	[ "$lost" -gt 0 ] || fail "a 1 MiB ring lost no call: $output"
+	[ "$(uftrace_lost "$D/r")" -eq "$lost" ]
 }
 
 @test "--uftrace: a gap deeper than uftrace's max_stack is marked LOST too" {
