@@ -255,7 +255,7 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 		    uint64_t lost, struct guest *g)
 {
 	struct uthread *t = thread_of(u, tid, pid);
-	const struct call_event *ev = events;
+	const struct qj_call_event *ev = events;
 	struct usession *s;
 
 	if (!n) {

@@ -15,12 +15,7 @@
 
 struct callfilter;
 
-/* QEMU's JitCallEvent (accel/tcg/jit-calls.c). */
-struct call_event {
-	uint64_t ts;
-	uint64_t addr; /* kind << 62 | address */
-	uint64_t sp;
-};
+/* Kinds of QEMU's call events (struct qj_call_event). */
 #define EV_CALL 1
 #define EV_RET	2
 #define EV_JUMP 3 /* through a register stubs and trampolines use */
