@@ -32,6 +32,10 @@ fuzz_target() { # TARGET
 	fuzz_target elf
 }
 
+@test "fuzz lines: .debug_line sections of any content, asked for the lines of their addresses" {
+	fuzz_target lines
+}
+
 @test "fuzz writers: perf map, jitdump, uftrace files of extreme names, sizes, addresses" {
 	fuzz_target writers
 }

@@ -5,6 +5,7 @@
 #include "naming/cfisyms.h"
 #include "naming/debuginfo.h"
 #include "naming/demangle.h"
+#include "naming/lines.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
@@ -33,7 +34,12 @@ struct elf_file {
 	struct load_seg *segs;
 	size_t nsegs;
 	uint64_t lo, hi;
-	/* Source lines, opened on first use. */
+	/* Source lines, opened on first use: from .debug_line of the file or
+	 * of its debug file (dbg_fd), else from libdw. */
+	int dbg_fd;
+	Elf *lines_elf;
+	struct line_table *lines;
+	bool lines_tried, lines_libdw;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool dwfl_tried;
@@ -259,28 +265,31 @@ static int safe_fd(int fd, const char *path, const struct proc_view *v)
 	return copy;
 }
 
-/* Add the symbols of debug file DBG, as V sees it. */
-static void read_debug_syms(struct sym_builder *b, const char *dbg, const struct proc_view *v)
+/* Debug file DBG, as V sees it, opened to be read: -1 if it cannot be. */
+static int open_debug(const char *dbg, const struct proc_view *v)
 {
 	int dfd = view_open(v, dbg, O_RDONLY);
-	bool read = false;
-	Elf *delf;
 
 	if (dfd < 0) {
 		warn_file(v, dbg, dfd == -EINVAL ? "not a regular file, not read" : strerror(-dfd));
-		return;
+		return -1;
 	}
-	dfd = safe_fd(dfd, dbg, v);
-	if (dfd < 0)
-		return;
-	delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+	return safe_fd(dfd, dbg, v);
+}
+
+/* Add the symbols of debug file DBG, open as DFD. */
+static void read_debug_syms(struct sym_builder *b, int dfd, const char *dbg,
+			    const struct proc_view *v)
+{
+	bool read = false;
+	Elf *delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+
 	if (delf) {
 		read = elf_kind(delf) == ELF_K_ELF && read_syms(b, delf);
 		elf_end(delf);
 	}
 	if (!read)
 		warn_file(v, dbg, "not a whole ELF file, no symbols read");
-	close(dfd);
 }
 
 static struct elf_file *load(int fd, const char *path, const struct stat *st,
@@ -314,14 +323,21 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 			e->machine = eh.e_machine;
 	}
 	elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, copy_build_id, e);
-	if (!read_syms(&b, elf)) {
-		char *dbg = find_debug_file(elf, path, v);
+	e->dbg_fd = -1;
+	{
+		bool syms = read_syms(&b, elf), lines = line_table_present(elf);
+		char *dbg = syms && lines ? NULL : find_debug_file(elf, path, v);
+		int dfd = dbg ? open_debug(dbg, v) : -1;
 
-		if (dbg) {
-			read_debug_syms(&b, dbg, v);
+		if (dfd >= 0 && !syms) {
+			read_debug_syms(&b, dfd, dbg, v);
 			pr_dbg("%s: symbols from %s", path, dbg);
-			free(dbg);
 		}
+		if (dfd >= 0 && !lines)
+			e->dbg_fd = dfd; /* its source lines, read on first use */
+		else if (dfd >= 0)
+			close(dfd);
+		free(dbg);
 	}
 	if (!b.n) {
 		struct unnamed_fns u = {&b, path_base(path)};
@@ -468,7 +484,9 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->fd = -1;
+	e->dbg_fd = -1;
 	e->dwfl_tried = true; /* no DWARF: names only */
+	e->lines_tried = true;
 	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
 	e->lo = e->syms[0].addr;
 	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
@@ -488,6 +506,11 @@ void elf_files_forget(void)
 		files = e->next;
 		if (e->dwfl)
 			dwfl_end(e->dwfl);
+		line_table_free(e->lines);
+		if (e->lines_elf)
+			elf_end(e->lines_elf);
+		if (e->dbg_fd >= 0)
+			close(e->dbg_fd);
 		if (e->fd >= 0)
 			close(e->fd);
 		for (size_t i = 0; e->shown && i < e->nsyms; i++)
@@ -612,12 +635,41 @@ Dwfl_Module *elf_file_dwfl(struct elf_file *e)
 	return e->mod;
 }
 
+/* The line table of E, from the file itself or its debug file. */
+static void open_lines(struct elf_file *e)
+{
+	int fd = e->dbg_fd >= 0 ? e->dbg_fd : e->fd;
+
+	e->lines_tried = true;
+	/* Read, not mapped: only the sections asked for are read. */
+	e->lines_elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (!e->lines_elf)
+		return;
+	switch (line_table_open(e->lines_elf, &e->lines)) {
+	case LINES_READ:
+		return;
+	case LINES_OTHER:
+		pr_dbg("%s: line tables older than DWARF 5, read by libdw", e->path);
+		e->lines_libdw = true;
+		break;
+	case LINES_NONE:
+		break;
+	}
+	elf_end(e->lines_elf);
+	e->lines_elf = NULL;
+}
+
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
 {
-	Dwfl_Module *mod = elf_file_dwfl(e);
+	Dwfl_Module *mod;
 	Dwfl_Line *l;
 	GElf_Addr bias;
 
+	if (!e->lines_tried)
+		open_lines(e);
+	if (e->lines)
+		return line_table_find(e->lines, addr, file, line);
+	mod = e->lines_libdw ? elf_file_dwfl(e) : NULL;
 	if (!mod || !dwfl_module_getelf(mod, &bias))
 		return false;
 	l = dwfl_module_getsrc(mod, addr + bias);

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "naming/lines.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One unit of .debug_line: a header and its line program. */
+struct lt_unit {
+	const uint8_t *tables; /* the directory and file tables */
+	const uint8_t *prog, *end;
+	const uint8_t *std_len; /* operand counts of opcodes 1 .. opcode_base - 1 */
+	uint8_t offset_size, addr_size, min_inst, max_ops, opcode_base, line_range;
+	int8_t line_base;
+	bool files_read; /* files is what could be read, maybe nothing */
+	char **files;
+	size_t nfiles;
+};
+
+struct lt_row {
+	uint64_t addr;
+	uint32_t line;
+	uint32_t file;
+};
+
+/* A sequence of rows, [lo, hi) of the code; rows decoded on first use. */
+struct lt_seq {
+	uint64_t lo, hi;
+	const uint8_t *start;
+	uint32_t unit;
+	uint32_t nrows;
+	struct lt_row *rows;
+};
+
+struct line_table {
+	Elf *elf;
+	const uint8_t *data;
+	size_t size;
+	struct lt_unit *units;
+	size_t nunits, units_cap;
+	struct lt_seq *seqs;
+	size_t nseqs, seqs_cap;
+	Elf_Data *line_str, *str; /* string sections, read when a name needs them */
+	bool line_str_tried, str_tried;
+	bool big; /* big-endian */
+};
+
+/* The registers of the line-number state machine this reader needs. */
+struct lt_state {
+	uint64_t addr;
+	uint64_t op_index;
+	uint32_t file;
+	uint32_t line; /* wraps, as libdw's does */
+};
+
+typedef void (*row_fn)(void *ctx, const struct lt_state *s, bool end);
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*p >= end)
+			return false;
+		b = *(*p)++;
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		r |= ~0ull << shift;
+	*v = (int64_t)r;
+	return true;
+}
+
+/* An unsigned little- or big-endian number of N bytes (N <= 8). */
+static bool fixed(const struct line_table *t, const uint8_t **p, const uint8_t *end, unsigned n,
+		  uint64_t *v)
+{
+	uint64_t r = 0;
+
+	if ((size_t)(end - *p) < n)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		r |= (uint64_t)(*p)[i] << (8 * (t->big ? n - 1 - i : i));
+	*p += n;
+	*v = r;
+	return true;
+}
+
+static void advance(const struct lt_unit *u, struct lt_state *s, uint64_t ops)
+{
+	if (u->max_ops == 1) {
+		s->addr += u->min_inst * ops;
+	} else {
+		uint64_t n = s->op_index + ops;
+
+		s->addr += u->min_inst * (n / u->max_ops);
+		s->op_index = n % u->max_ops;
+	}
+}
+
+/*
+ * Run the line program of U from P, a sequence's first opcode, to its
+ * end_sequence, calling ROW for each row: the first opcode after it, or
+ * NULL if the sequence is damaged or never ends.
+ */
+static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *u, const uint8_t *p,
+			      row_fn row, void *ctx)
+{
+	struct lt_state s = {.file = 1, .line = 1};
+	const uint8_t *end = u->end;
+	uint64_t v;
+	int64_t sv;
+
+	while (p < end) {
+		uint8_t op = *p++;
+
+		if (op >= u->opcode_base) {
+			unsigned adj = op - u->opcode_base;
+
+			advance(u, &s, adj / u->line_range);
+			s.line += (uint32_t)(u->line_base + (int)(adj % u->line_range));
+			row(ctx, &s, false);
+			continue;
+		}
+		switch (op) {
+		case 0: { /* extended: length, sub-opcode, operands */
+			const uint8_t *next;
+
+			if (!uleb(&p, end, &v) || !v || v > (uint64_t)(end - p))
+				return NULL;
+			next = p + v;
+			switch (*p++) {
+			case DW_LNE_end_sequence:
+				row(ctx, &s, true);
+				return next;
+			case DW_LNE_set_address:
+				if (v - 1 != u->addr_size ||
+				    !fixed(t, &p, next, u->addr_size, &s.addr))
+					return NULL;
+				s.op_index = 0;
+				break;
+			default: /* set_discriminator, vendor: nothing a line needs */
+				break;
+			}
+			p = next;
+			break;
+		}
+		case DW_LNS_copy:
+			row(ctx, &s, false);
+			break;
+		case DW_LNS_advance_pc:
+			if (!uleb(&p, end, &v))
+				return NULL;
+			advance(u, &s, v);
+			break;
+		case DW_LNS_advance_line:
+			if (!sleb(&p, end, &sv))
+				return NULL;
+			s.line += (uint32_t)sv;
+			break;
+		case DW_LNS_set_file:
+			if (!uleb(&p, end, &v))
+				return NULL;
+			s.file = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+			break;
+		case DW_LNS_const_add_pc:
+			advance(u, &s, (255u - u->opcode_base) / u->line_range);
+			break;
+		case DW_LNS_fixed_advance_pc:
+			if (!fixed(t, &p, end, 2, &v))
+				return NULL;
+			s.addr += v;
+			s.op_index = 0;
+			break;
+		case DW_LNS_negate_stmt:
+		case DW_LNS_set_basic_block:
+		case DW_LNS_set_prologue_end:
+		case DW_LNS_set_epilogue_begin:
+			break;
+		default: { /* set_column, set_isa, unknown: skip their operands */
+			unsigned n = op == DW_LNS_set_column || op == DW_LNS_set_isa
+					     ? 1
+					     : u->std_len[op - 1];
+
+			while (n--)
+				if (!uleb(&p, end, &v))
+					return NULL;
+		}
+		}
+	}
+	return NULL;
+}
+
+/* Pass 1: where each sequence starts and ends. */
+struct bounds {
+	bool any;
+	uint64_t lo, hi;
+};
+
+static void bound_row(void *ctx, const struct lt_state *s, bool end)
+{
+	struct bounds *b = ctx;
+
+	if (!b->any) {
+		b->any = true;
+		b->lo = s->addr;
+	}
+	if (end)
+		b->hi = s->addr;
+}
+
+/* Read the header of the unit at *P; false, *P unchanged, at the end. */
+static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struct lt_unit *u)
+{
+	const uint8_t *q = *p, *end = t->data + t->size, *hdr_end;
+	uint64_t len, hlen, version;
+	uint8_t seg;
+
+	memset(u, 0, sizeof(*u));
+	if (!fixed(t, &q, end, 4, &len))
+		return LINES_NONE;
+	u->offset_size = 4;
+	if (len == 0xffffffff) {
+		u->offset_size = 8;
+		if (!fixed(t, &q, end, 8, &len))
+			return LINES_NONE;
+	} else if (len >= 0xfffffff0) {
+		return LINES_NONE;
+	}
+	if (len > (uint64_t)(end - q))
+		return LINES_NONE;
+	u->end = q + len;
+	*p = u->end;
+	if (!fixed(t, &q, u->end, 2, &version))
+		return LINES_NONE;
+	if (version >= 2 && version <= 4)
+		return LINES_OTHER;
+	if (version != 5 || u->end - q < 2)
+		return LINES_NONE;
+	u->addr_size = *q++;
+	seg = *q++;
+	if ((u->addr_size != 4 && u->addr_size != 8) || seg ||
+	    !fixed(t, &q, u->end, u->offset_size, &hlen) || hlen > (uint64_t)(u->end - q))
+		return LINES_NONE;
+	hdr_end = q + hlen;
+	if (hdr_end - q < 6)
+		return LINES_NONE;
+	u->min_inst = *q++;
+	u->max_ops = *q++;
+	q++; /* default_is_stmt */
+	u->line_base = (int8_t)*q++;
+	u->line_range = *q++;
+	u->opcode_base = *q++;
+	if (!u->max_ops || !u->line_range || !u->opcode_base || u->opcode_base - 1 > hdr_end - q)
+		return LINES_NONE;
+	u->std_len = q;
+	u->tables = q + u->opcode_base - 1;
+	u->prog = hdr_end;
+	return LINES_READ;
+}
+
+static void add_unit_seqs(struct line_table *t, const struct lt_unit *u)
+{
+	const uint8_t *p = u->prog;
+
+	while (p && p < u->end) {
+		struct bounds b = {0};
+		const uint8_t *start = p;
+
+		p = run_seq(t, u, p, bound_row, &b);
+		if (!p || !b.any || b.hi <= b.lo)
+			continue; /* nothing, or a sequence at a discarded function */
+		grow(&t->seqs, &t->seqs_cap, t->nseqs + 1, sizeof(*t->seqs));
+		t->seqs[t->nseqs++] =
+			(struct lt_seq){b.lo, b.hi, start, (uint32_t)t->nunits, 0, NULL};
+	}
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct lt_seq *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Section NAME of ELF, with data; NULL if none.  *GNU: a .zdebug one. */
+static Elf_Scn *find_section(Elf *elf, const char *name, bool *gnu)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(n, name))
+			return scn;
+		if (gnu && n[0] == '.' && n[1] == 'z' && !strcmp(n + 2, name + 1)) {
+			*gnu = true;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* The data of section NAME, decompressed; NULL if none. */
+static Elf_Data *section(Elf *elf, const char *name, bool *gnu)
+{
+	Elf_Scn *scn = find_section(elf, name, gnu);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) ||
+	    ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+bool line_table_present(Elf *elf)
+{
+	bool gnu = false;
+
+	return find_section(elf, ".debug_line", &gnu) || gnu;
+}
+
+enum lines_found line_table_open(Elf *elf, struct line_table **tp)
+{
+	struct line_table *t;
+	const uint8_t *p;
+	bool gnu = false;
+	Elf_Data *d = section(elf, ".debug_line", &gnu);
+
+	if (gnu)
+		return LINES_OTHER;
+	if (!d || !d->d_buf || !d->d_size)
+		return LINES_NONE;
+	t = xcalloc(1, sizeof(*t));
+	t->elf = elf;
+	t->big = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
+	t->data = d->d_buf;
+	t->size = d->d_size;
+	for (p = t->data; p < t->data + t->size;) {
+		struct lt_unit u;
+		enum lines_found f = read_unit(t, &p, &u);
+
+		if (f == LINES_OTHER) {
+			line_table_free(t);
+			return LINES_OTHER;
+		}
+		if (f != LINES_READ) {
+			if (!u.end)
+				break; /* no length to step over: the rest is lost */
+			continue;
+		}
+		add_unit_seqs(t, &u);
+		grow(&t->units, &t->units_cap, t->nunits + 1, sizeof(*t->units));
+		t->units[t->nunits++] = u;
+	}
+	sort_array(t->seqs, t->nseqs, sizeof(*t->seqs), seq_cmp);
+	*tp = t;
+	return LINES_READ;
+}
+
+/* A string of FORM at *P, advanced past it; NULL if not a string form. */
+static const char *str_form(struct line_table *t, const struct lt_unit *u, uint64_t form,
+			    const uint8_t **p)
+{
+	Elf_Data *d;
+	uint64_t off;
+	const char *s;
+
+	switch (form) {
+	case DW_FORM_string:
+		s = (const char *)*p;
+		*p = memchr(*p, 0, u->prog - *p);
+		if (!*p)
+			return NULL;
+		(*p)++;
+		return s;
+	case DW_FORM_line_strp:
+	case DW_FORM_strp:
+		if (!fixed(t, p, u->prog, u->offset_size, &off))
+			return NULL;
+		if (form == DW_FORM_line_strp && !t->line_str_tried) {
+			t->line_str_tried = true;
+			t->line_str = section(t->elf, ".debug_line_str", NULL);
+		} else if (form == DW_FORM_strp && !t->str_tried) {
+			t->str_tried = true;
+			t->str = section(t->elf, ".debug_str", NULL);
+		}
+		d = form == DW_FORM_line_strp ? t->line_str : t->str;
+		if (!d || !d->d_buf || off >= d->d_size ||
+		    !memchr((const char *)d->d_buf + off, 0, d->d_size - off))
+			return NULL;
+		return (const char *)d->d_buf + off;
+	}
+	return NULL;
+}
+
+/* Step over a value of FORM at *P, or read it as a number into *V. */
+static bool skip_form(struct line_table *t, const struct lt_unit *u, uint64_t form,
+		      const uint8_t **p, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	switch (form) {
+	case DW_FORM_udata:
+		return uleb(p, u->prog, v);
+	case DW_FORM_sdata:
+		return sleb(p, u->prog, (int64_t *)v);
+	case DW_FORM_data1:
+		return fixed(t, p, u->prog, 1, v);
+	case DW_FORM_data2:
+		return fixed(t, p, u->prog, 2, v);
+	case DW_FORM_data4:
+		return fixed(t, p, u->prog, 4, v);
+	case DW_FORM_data8:
+		return fixed(t, p, u->prog, 8, v);
+	case DW_FORM_data16:
+		n = 16;
+		break;
+	case DW_FORM_block1:
+		if (!fixed(t, p, u->prog, 1, &n))
+			return false;
+		break;
+	case DW_FORM_block:
+		if (!uleb(p, u->prog, &n))
+			return false;
+		break;
+	default:
+		return str_form(t, u, form, p) != NULL;
+	}
+	if (n > (uint64_t)(u->prog - *p))
+		return false;
+	*p += n;
+	return true;
+}
+
+/*
+ * One table of entries (directories or files) at *P: for each, its path
+ * and directory index.  Calls ENTRY with them; false if damaged.
+ */
+static bool read_entries(struct line_table *t, const struct lt_unit *u, const uint8_t **p,
+			 bool (*entry)(void *ctx, const char *path, uint64_t dir), void *ctx)
+{
+	uint64_t forms[2 * 16], count;
+	unsigned nformats;
+
+	if (*p >= u->prog)
+		return false;
+	nformats = *(*p)++;
+	if (nformats > 16)
+		return false;
+	for (unsigned i = 0; i < 2 * nformats; i++)
+		if (!uleb(p, u->prog, &forms[i]))
+			return false;
+	if (!uleb(p, u->prog, &count) || (count && !nformats) || count > (uint64_t)(u->prog - *p))
+		return false;
+	for (uint64_t n = 0; n < count; n++) {
+		const char *path = NULL;
+		uint64_t dir = UINT64_MAX, v = 0;
+
+		for (unsigned i = 0; i < nformats; i++) {
+			uint64_t type = forms[2 * i], form = forms[2 * i + 1];
+
+			if (type == DW_LNCT_path) {
+				path = str_form(t, u, form, p);
+				if (!path)
+					return false;
+			} else if (!skip_form(t, u, form, p, &v)) {
+				return false;
+			} else if (type == DW_LNCT_directory_index) {
+				dir = v;
+			}
+		}
+		if (!entry(ctx, path, dir))
+			return false;
+	}
+	return true;
+}
+
+struct names {
+	const char **dirs;
+	size_t ndirs, dirs_cap;
+	char **files;
+	size_t nfiles, files_cap;
+	bool want_dir;
+};
+
+static bool add_dir(void *ctx, const char *path, uint64_t dir)
+{
+	struct names *n = ctx;
+
+	(void)dir;
+	if (!path)
+		return false;
+	grow(&n->dirs, &n->dirs_cap, n->ndirs + 1, sizeof(*n->dirs));
+	n->dirs[n->ndirs++] = path;
+	return true;
+}
+
+static bool add_file(void *ctx, const char *path, uint64_t dir)
+{
+	struct names *n = ctx;
+
+	if (!path || (path[0] != '/' && dir >= n->ndirs))
+		return false;
+	grow(&n->files, &n->files_cap, n->nfiles + 1, sizeof(*n->files));
+	n->files[n->nfiles++] =
+		path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", n->dirs[dir], path);
+	return true;
+}
+
+/* The file names of U, read on first use: none if they are damaged. */
+static void read_files(struct line_table *t, struct lt_unit *u)
+{
+	struct names n = {0};
+	const uint8_t *p = u->tables;
+
+	u->files_read = true;
+	if (read_entries(t, u, &p, add_dir, &n) && read_entries(t, u, &p, add_file, &n)) {
+		u->files = n.files;
+		u->nfiles = n.nfiles;
+	} else {
+		for (size_t i = 0; i < n.nfiles; i++)
+			free(n.files[i]);
+		free(n.files);
+	}
+	free(n.dirs);
+}
+
+struct rows {
+	struct lt_row *v;
+	size_t n, cap;
+};
+
+static void add_row(void *ctx, const struct lt_state *s, bool end)
+{
+	struct rows *r = ctx;
+
+	if (end)
+		return;
+	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v[r->n++] = (struct lt_row){s->addr, s->line, s->file};
+}
+
+bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int *line)
+{
+	size_t i = count_le(t->seqs, t->nseqs, sizeof(*t->seqs), offsetof(struct lt_seq, lo), addr);
+	struct lt_seq *q;
+	struct lt_unit *u;
+	const struct lt_row *r;
+
+	if (!i || addr >= t->seqs[i - 1].hi)
+		return false;
+	q = &t->seqs[i - 1];
+	u = &t->units[q->unit];
+	if (!q->rows) {
+		struct rows rs = {0};
+
+		run_seq(t, u, q->start, add_row, &rs);
+		q->rows = rs.v;
+		q->nrows = (uint32_t)rs.n;
+	}
+	/* Rows are in address order within a sequence: the last at or below. */
+	i = count_le(q->rows, q->nrows, sizeof(*q->rows), offsetof(struct lt_row, addr), addr);
+	if (!i)
+		return false;
+	r = &q->rows[i - 1];
+	if (!u->files_read)
+		read_files(t, u);
+	if (r->file >= u->nfiles || (int)r->line <= 0)
+		return false;
+	*file = u->files[r->file];
+	*line = (int)r->line;
+	return true;
+}
+
+void line_table_free(struct line_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nseqs; i++)
+		free(t->seqs[i].rows);
+	for (size_t i = 0; i < t->nunits; i++) {
+		for (size_t f = 0; f < t->units[i].nfiles; f++)
+			free(t->units[i].files[f]);
+		free(t->units[i].files);
+	}
+	free(t->seqs);
+	free(t->units);
+	free(t);
+}
