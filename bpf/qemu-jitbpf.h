@@ -19,11 +19,14 @@
 #define QJ_CALLS_PER_SMALL 170 /* a record of a few events: 4 KiB */
 #define QJ_CALLS_MAX_BATCH 4096
 /*
- * An event's address word: the kind (1 call, 2 return) in bits 63-62, the
+ * An event's address word: the kind (QJ_CALL_*) in bits 63-62, the
  * target below.  QEMU clears those bits of the address, which for a guest
  * kernel's (0xffff...) were copies of bit 61: sign-extend it back.
  */
 #define QJ_CALL_KIND(w) ((unsigned int)((w) >> 62))
+#define QJ_CALL_CALL	1
+#define QJ_CALL_RET	2
+#define QJ_CALL_JUMP	3 /* through a register, as stubs and trampolines jump */
 #define QJ_CALL_ADDR(w) ((unsigned long long)((long long)((w) << 2) >> 2))
 
 /* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h). */

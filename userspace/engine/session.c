@@ -40,40 +40,46 @@ static uint32_t calls_task(const struct session *s, const struct qj_calls *r)
  * of 7.2 come in nanoseconds, with no readings.
  */
 _Static_assert(sizeof(struct qj_call_event) == QJ_CALL_EVENT_SIZE, "QEMU's JitCallEvent");
+_Static_assert(offsetof(struct qj_calls, ev) % 8 == 0, "events read in place");
 
-static void calls_to_ns(const struct qj_calls *r, struct qj_call_event *ev, uint32_t n)
+/* The events of R in nanoseconds: R's own, or converted into BUF. */
+static const struct qj_call_event *calls_to_ns(const struct qj_calls *r, uint32_t n,
+					       struct qj_call_event *buf)
 {
+	const struct qj_call_event *ev = (const struct qj_call_event *)r->ev; /* 8-aligned */
 	uint64_t t0 = r->clock[0], n0 = r->clock[1], t1 = r->clock[2], n1 = r->clock[3];
 	double scale;
 
 	if (!t0 && !n0 && !t1 && !n1)
-		return;
+		return ev;
 	scale = t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t t = ev[i].ts;
 
+		buf[i] = ev[i];
 		if (t <= t0)
-			ev[i].ts = n0;
+			buf[i].ts = n0;
 		else if (t >= t1)
-			ev[i].ts = scale ? n1 : n0;
+			buf[i].ts = scale ? n1 : n0;
 		else
-			ev[i].ts = n0 + (uint64_t)((double)(t - t0) * scale);
+			buf[i].ts = n0 + (uint64_t)((double)(t - t0) * scale);
 	}
+	return buf;
 }
 
 static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
 {
-	static struct qj_call_event ev[QJ_CALLS_PER_REC];
+	static struct qj_call_event buf[QJ_CALLS_PER_REC];
 	size_t room = (size - offsetof(struct qj_calls, ev)) / QJ_CALL_EVENT_SIZE;
 	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
+	const struct qj_call_event *ev;
 
 	if (n > room)
 		n = room;
-	memcpy(ev, r->ev, (size_t)n * sizeof(*ev));
-	calls_to_ns(r, ev, n);
+	ev = calls_to_ns(r, n, buf);
 	uftrace_events(s->uft, s->target->pid, calls_task(s, r), ev, n, r->lost, &s->jm.guest);
 	for (uint32_t i = 0; i < n; i++)
-		if (QJ_CALL_KIND(ev[i].addr) == 1)
+		if (QJ_CALL_KIND(ev[i].addr) == QJ_CALL_CALL)
 			guest_see(&s->jm.guest, QJ_CALL_ADDR(ev[i].addr));
 }
 

@@ -157,7 +157,7 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 /*
  * Function C is entered at TS, SP.  The entry of code that is not a named
  * function's start (a PLT stub, a trampoline on the stack) is held back:
- * a jump from it to a function (EV_JUMP) replaces it.
+ * a jump from it to a function (QJ_CALL_JUMP) replaces it.
  */
 static void enter(struct uftrace *u, struct uthread *t, const struct callee *c, uint64_t sp,
 		  uint64_t ts)
@@ -277,14 +277,14 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 		const struct callee *c;
 
 		switch (QJ_CALL_KIND(ev[i].addr)) {
-		case EV_CALL:
+		case QJ_CALL_CALL:
 			/* A function that calls has a stack pointer below the
 			 * one of its own call: a call at that of an open frame
 			 * comes from its caller, after a longjmp out of it. */
 			unwind_below(u, t, sp, true, ev[i].ts);
 			enter(u, t, callee(u, g, addr), sp, ev[i].ts);
 			break;
-		case EV_RET:
+		case QJ_CALL_RET:
 			/* A return matches the call made with the same SP (and
 			 * ends the tail calls made from its frame); one that
 			 * matches nothing left a function entered before
@@ -299,7 +299,7 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 				enter(u, t, c, sp + c->ret_pop, ev[i].ts);
 			}
 			break;
-		case EV_JUMP:
+		case QJ_CALL_JUMP:
 			c = g ? callee(u, g, addr) : NULL;
 			if (c && c->start)
 				jump(u, t, c, sp, ev[i].ts);

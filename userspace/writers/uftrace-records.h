@@ -15,11 +15,6 @@
 
 struct callfilter;
 
-/* Kinds of QEMU's call events (struct qj_call_event). */
-#define EV_CALL 1
-#define EV_RET	2
-#define EV_JUMP 3 /* through a register stubs and trampolines use */
-
 /* uftrace's record: type in bits 0-1, magic 5 in 3-5, depth 6-15, addr 16-63. */
 #define REC_ENTRY 0
 #define REC_EXIT  1
@@ -106,7 +101,7 @@ struct callee {
 	unsigned int verdict; /* CALLFILTER_* */
 	bool start;	      /* func is the first instruction of a named function */
 	bool hold;	      /* no named start: a stub, a trampoline; its entry
-			       * waits for the jump it may make (EV_JUMP) */
+			       * waits for the jump it may make (QJ_CALL_JUMP) */
 	bool plt;	      /* a PLT entry (NAME@plt, pltsyms.h) */
 	uint8_t ret_pop;      /* what a return pops (x86-64: its address) */
 };
