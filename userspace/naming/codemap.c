@@ -131,7 +131,10 @@ void codemap_free(struct codemap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The interned names: open addressing, each slot's hash beside it so that
+ * a probe reads a name only when the hashes match. */
 static char **itab;
+static uint64_t *ihash;
 static size_t icap, icount;
 
 static uint64_t hash_str(const char *s)
@@ -140,34 +143,44 @@ static uint64_t hash_str(const char *s)
 
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return h | 1; /* 0 marks an empty slot */
+}
+
+static void intern_grow(void)
+{
+	size_t ncap = icap ? icap * 2 : 1024;
+	char **n = xcalloc(ncap, sizeof(*n));
+	uint64_t *nh = xcalloc(ncap, sizeof(*nh));
+
+	for (size_t i = 0; i < icap; i++) {
+		size_t k;
+
+		if (!ihash[i])
+			continue;
+		for (k = ihash[i] & (ncap - 1); nh[k]; k = (k + 1) & (ncap - 1))
+			;
+		n[k] = itab[i];
+		nh[k] = ihash[i];
+	}
+	free(itab);
+	free(ihash);
+	itab = n;
+	ihash = nh;
+	icap = ncap;
 }
 
 const char *intern(const char *s)
 {
+	uint64_t h = hash_str(s);
 	size_t i;
 
-	if (icount * 2 >= icap) {
-		size_t ncap = icap ? icap * 2 : 1024;
-		char **n = xcalloc(ncap, sizeof(*n));
-
-		for (i = 0; i < icap; i++) {
-			size_t k;
-
-			if (!itab[i])
-				continue;
-			for (k = hash_str(itab[i]) & (ncap - 1); n[k]; k = (k + 1) & (ncap - 1))
-				;
-			n[k] = itab[i];
-		}
-		free(itab);
-		itab = n;
-		icap = ncap;
-	}
-	for (i = hash_str(s) & (icap - 1); itab[i]; i = (i + 1) & (icap - 1))
-		if (!strcmp(itab[i], s))
+	if (icount * 2 >= icap)
+		intern_grow();
+	for (i = h & (icap - 1); ihash[i]; i = (i + 1) & (icap - 1))
+		if (ihash[i] == h && !strcmp(itab[i], s))
 			return itab[i];
 	itab[i] = xstrdup(s);
+	ihash[i] = h;
 	icount++;
 	return itab[i];
 }
@@ -180,6 +193,25 @@ const char *internf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	return intern(buf);
+}
+
+const char *intern_off(const char *base, uint64_t off)
+{
+	char buf[512], *p;
+	size_t len = strnlen(base, sizeof(buf) - 20);
+	int shift = 60;
+
+	memcpy(buf, base, len);
+	p = buf + len;
+	*p++ = '+';
+	*p++ = '0';
+	*p++ = 'x';
+	while (shift > 0 && !(off >> shift))
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = "0123456789abcdef"[(off >> shift) & 15];
+	*p = 0;
 	return intern(buf);
 }
 

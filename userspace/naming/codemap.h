@@ -47,5 +47,7 @@ void codemap_copy(struct codemap *dst, const struct codemap *src);
 /* Interned strings live as long as the process. */
 const char *intern(const char *s);
 const char *internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "BASE+0xOFF", as internf() would make it, without printf. */
+const char *intern_off(const char *base, uint64_t off);
 
 #endif

@@ -466,7 +466,7 @@ const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)
 		return loc->name;
 	if (!loc->img || !loc->img->path)
 		return internf("guest-0x%" PRIx64, pc);
-	return internf("%s+0x%" PRIx64, path_base(loc->img->path), loc->link);
+	return intern_off(path_base(loc->img->path), loc->link);
 }
 
 void guest_see(struct guest *g, uint64_t addr)

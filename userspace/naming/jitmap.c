@@ -132,9 +132,9 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 
 	if (m->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
-			const char *name = locs[i].name ? internf("%s+0x%" PRIx64, locs[i].name,
-								  gpc[i] - locs[i].sym_start)
-							: guest_loc_name(&locs[i], gpc[i]);
+			const char *name =
+				locs[i].name ? intern_off(locs[i].name, gpc[i] - locs[i].sym_start)
+					     : guest_loc_name(&locs[i], gpc[i]);
 
 			codemap_add(&m->code, tb->host + ins_start[i],
 				    ins_start[i + 1] - ins_start[i], name);

@@ -25,13 +25,11 @@ static char *put_hex(char *p, uint64_t v)
  * text_clean()ed as they are read; this is for any other name). */
 static void put_name(const char *name, size_t len, FILE *f)
 {
-	static const char ctl[] = "\n\r\x01\x02\x03\x04\x05\x06\x07\x08\t\x0b\x0c\x0e\x0f"
-				  "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c"
-				  "\x1d\x1e\x1f\x7f";
-
 	for (;;) {
-		size_t ok = strcspn(name, ctl);
+		size_t ok = 0;
 
+		while (ok < len && !text_ctl(name[ok]))
+			ok++;
 		fwrite_unlocked(name, 1, ok, f);
 		if (ok == len)
 			return;
@@ -52,7 +50,9 @@ int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid
 	err = safe_file_create_at(&sf, dirfd, path, 0644, uid, gid);
 	if (err)
 		return err;
-	/* A few hundred thousand lines: format by hand, not with printf. */
+	/* A few hundred thousand lines: format by hand, not with printf, and
+	 * write them in large blocks. */
+	setvbuf(sf.f, NULL, _IOFBF, 256 << 10);
 	for (size_t i = 0; i < n; i++) {
 		const struct code_range *r = &m->v[i];
 		size_t len = strlen(r->name);
