@@ -8,7 +8,8 @@
 #   ref -jitdump  unpatched QEMU's own jitdump
 #
 # Every command is timed whole, as a user sees it; for qemu-jitbpf also the
-# CPU time of QEMU itself (from wait4), against plain QEMU's.  Runs are
+# CPU time of QEMU itself (from wait4), against plain QEMU's, and with the
+# tool's own CPU time (its -v summary) added.  Runs are
 # interleaved, and each starts when the previous qemu-jitbpf has finished
 # detaching (docs/design.md, "Stopping").  Figures are medians of ROUNDS;
 # ratios are to plain.  Events lost by qemu-jitbpf are summed over its runs.
@@ -56,6 +57,7 @@ run_mode() {
 		echo "$l" >>"$work/lost"
 		sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err" >"$work/tbs"
 		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU$/\1/p' "$err")
+		sed -nE 's/^qemu-jitbpf: peak RSS [0-9]+ KiB, ([0-9.]+) s of CPU$/\1/p' "$err" >>"$work/toolcpu"
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$err")"
 	fi
 	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
@@ -90,5 +92,7 @@ pc=$(median_of "${cpu[plain]}")
 tc=$(median_of "${cpu[tool]}")
 printf 'QEMU CPU time: plain %.3f s, under qemu-jitbpf %.3f s, ratio %.3f\n' "$pc" "$tc" \
 	"$(echo "$tc / $pc" | bc -l)"
+oc=$(median <"$work/toolcpu")
+printf 'with the tool'"'"'s own CPU (median %.3f s): ratio %.3f\n' "$oc" "$(echo "($tc + $oc) / $pc" | bc -l)"
 echo "qemu-jitbpf: $(cat "$work/tbs") TBs per run," \
 	"$(awk '{ n += $1 } END { print n + 0 }' "$work/lost") events lost in $(wc -l <"$work/lost") runs"

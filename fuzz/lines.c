@@ -3,10 +3,13 @@
  * A .debug_line section and its strings, as a guest's debug file could
  * hold them, read by the tool's own line-table reader (naming/lines.c)
  * and asked for the lines of addresses.  The input: a byte of flags
- * (bit 0: big-endian file), a 16-bit little-endian size N, N bytes that
- * are both .debug_line_str and .debug_str, and the rest .debug_line.  The
- * addresses asked: every DW_LNE_set_address operand in it, a few bytes
- * around each, and the input's last bytes.
+ * (bit 0: big-endian file; bit 1: .debug_line compressed with zlib, as
+ * a linker's --compress-debug-sections does; bit 2: .debug_line marked
+ * compressed, the rest of the input its header and stream), a 16-bit
+ * little-endian size N, N bytes that are both .debug_line_str and
+ * .debug_str, and the rest .debug_line.  The addresses asked: every
+ * DW_LNE_set_address operand in it, a few bytes around each, and the
+ * input's last bytes.
  */
 #include "fuzz.h"
 #include "naming/lines.h"
@@ -14,6 +17,7 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <gelf.h>
+#include <zlib.h>
 
 static const char shstr[] = "\0.shstrtab\0.debug_line\0.debug_line_str\0.debug_str";
 enum { NAME_SHSTR = 1, NAME_LINE = 11, NAME_LINE_STR = 23, NAME_STR = 39 };
@@ -37,13 +41,14 @@ static void put64(uint8_t *p, uint64_t v, bool big)
 }
 
 /* Section header I of the image at IMG + SHOFF. */
-static void shdr(uint8_t *img, size_t shoff, int i, uint32_t name, uint32_t type, uint64_t off,
-		 uint64_t size, bool big)
+static void shdr(uint8_t *img, size_t shoff, int i, uint32_t name, uint32_t type, uint64_t flags,
+		 uint64_t off, uint64_t size, bool big)
 {
 	uint8_t *s = img + shoff + (size_t)i * sizeof(Elf64_Shdr);
 
 	put32(s + offsetof(Elf64_Shdr, sh_name), name, big);
 	put32(s + offsetof(Elf64_Shdr, sh_type), type, big);
+	put64(s + offsetof(Elf64_Shdr, sh_flags), flags, big);
 	put64(s + offsetof(Elf64_Shdr, sh_offset), off, big);
 	put64(s + offsetof(Elf64_Shdr, sh_size), size, big);
 	put64(s + offsetof(Elf64_Shdr, sh_addralign), 1, big);
@@ -51,7 +56,7 @@ static void shdr(uint8_t *img, size_t shoff, int i, uint32_t name, uint32_t type
 
 /* An ELF64 image of the sections: *SIZE bytes, to free. */
 static uint8_t *image(const uint8_t *line, size_t nline, const uint8_t *str, size_t nstr, bool big,
-		      size_t *size)
+		      bool compressed, size_t *size)
 {
 	size_t o_shstr = sizeof(Elf64_Ehdr), o_line = o_shstr + sizeof(shstr);
 	size_t o_str = o_line + nline, shoff = (o_str + nstr + 7) & ~(size_t)7;
@@ -76,10 +81,11 @@ static uint8_t *image(const uint8_t *line, size_t nline, const uint8_t *str, siz
 	memcpy(img + o_shstr, shstr, sizeof(shstr));
 	memcpy(img + o_line, line, nline);
 	memcpy(img + o_str, str, nstr);
-	shdr(img, shoff, 1, NAME_SHSTR, SHT_STRTAB, o_shstr, sizeof(shstr), big);
-	shdr(img, shoff, 2, NAME_LINE, SHT_PROGBITS, o_line, nline, big);
-	shdr(img, shoff, 3, NAME_LINE_STR, SHT_PROGBITS, o_str, nstr, big);
-	shdr(img, shoff, 4, NAME_STR, SHT_PROGBITS, o_str, nstr, big);
+	shdr(img, shoff, 1, NAME_SHSTR, SHT_STRTAB, 0, o_shstr, sizeof(shstr), big);
+	shdr(img, shoff, 2, NAME_LINE, SHT_PROGBITS, compressed ? SHF_COMPRESSED : 0, o_line, nline,
+	     big);
+	shdr(img, shoff, 3, NAME_LINE_STR, SHT_PROGBITS, 0, o_str, nstr, big);
+	shdr(img, shoff, 4, NAME_STR, SHT_PROGBITS, 0, o_str, nstr, big);
 	return img;
 }
 
@@ -110,7 +116,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nstr = size - 3;
 	line = data + 3 + nstr;
 	nline = size - 3 - nstr;
-	img = image(line, nline, data + 3, nstr, big, &isize);
+	if (data[0] & 2) {
+		/* What a linker writes: a compression header, then zlib. */
+		uLongf zlen = compressBound(nline);
+		uint8_t *z = malloc(sizeof(Elf64_Chdr) + zlen);
+
+		if (!z || compress2(z + sizeof(Elf64_Chdr), &zlen, line, nline, 1) != Z_OK)
+			abort();
+		memset(z, 0, sizeof(Elf64_Chdr));
+		put32(z + offsetof(Elf64_Chdr, ch_type), ELFCOMPRESS_ZLIB, big);
+		put64(z + offsetof(Elf64_Chdr, ch_size), nline, big);
+		put64(z + offsetof(Elf64_Chdr, ch_addralign), 1, big);
+		img = image(z, sizeof(Elf64_Chdr) + zlen, data + 3, nstr, big, true, &isize);
+		free(z);
+	} else {
+		img = image(line, nline, data + 3, nstr, big, data[0] & 4, &isize);
+	}
 	elf = elf_memory((char *)img, isize);
 	if (elf && line_table_open(elf, &t) == LINES_READ) {
 		for (size_t i = 0; i + 11 <= nline; i++) {

@@ -6,6 +6,27 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
+
+/* A section's bytes: in libelf's buffer, or our own once inflated. */
+struct lt_sec {
+	const uint8_t *p;
+	size_t n;
+	void *own;
+	bool tried;
+};
+
+/* No section of a file is inflated beyond this. */
+#define LT_SECTION_MAX (1ull << 30)
+
+/* What each special opcode of a header does, computed once: divisions by
+ * line_range were most of the time spent reading a table. */
+struct lt_special {
+	uint8_t opcode_base, line_range;
+	int8_t line_base;
+	uint8_t ops[256];  /* operation advance */
+	int16_t line[256]; /* line advance */
+};
 
 /* One unit of .debug_line: a header and its line program. */
 struct lt_unit {
@@ -14,7 +35,8 @@ struct lt_unit {
 	const uint8_t *std_len; /* operand counts of opcodes 1 .. opcode_base - 1 */
 	uint8_t offset_size, addr_size, min_inst, max_ops, opcode_base, line_range;
 	int8_t line_base;
-	bool files_read; /* files is what could be read, maybe nothing */
+	uint32_t special; /* index in line_table.specials */
+	bool files_read;  /* files is what could be read, maybe nothing */
 	char **files;
 	size_t nfiles;
 };
@@ -36,15 +58,17 @@ struct lt_seq {
 
 struct line_table {
 	Elf *elf;
-	const uint8_t *data;
+	struct lt_sec line;
+	const uint8_t *data; /* line.p, line.n */
 	size_t size;
 	struct lt_unit *units;
 	size_t nunits, units_cap;
 	struct lt_seq *seqs;
 	size_t nseqs, seqs_cap;
-	Elf_Data *line_str, *str; /* string sections, read when a name needs them */
-	bool line_str_tried, str_tried;
-	bool big; /* big-endian */
+	struct lt_special *specials;
+	size_t nspecials, specials_cap;
+	struct lt_sec line_str, str; /* read when a name needs them */
+	bool big;		     /* big-endian */
 };
 
 /* The registers of the line-number state machine this reader needs. */
@@ -129,6 +153,7 @@ static void advance(const struct lt_unit *u, struct lt_state *s, uint64_t ops)
 static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *u, const uint8_t *p,
 			      row_fn row, void *ctx)
 {
+	const struct lt_special *sp = &t->specials[u->special];
 	struct lt_state s = {.file = 1, .line = 1};
 	const uint8_t *end = u->end;
 	uint64_t v;
@@ -138,10 +163,8 @@ static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *
 		uint8_t op = *p++;
 
 		if (op >= u->opcode_base) {
-			unsigned adj = op - u->opcode_base;
-
-			advance(u, &s, adj / u->line_range);
-			s.line += (uint32_t)(u->line_base + (int)(adj % u->line_range));
+			advance(u, &s, sp->ops[op]);
+			s.line += (uint32_t)sp->line[op];
 			row(ctx, &s, false);
 			continue;
 		}
@@ -186,8 +209,8 @@ static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *
 				return NULL;
 			s.file = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 			break;
-		case DW_LNS_const_add_pc:
-			advance(u, &s, (255u - u->opcode_base) / u->line_range);
+		case DW_LNS_const_add_pc: /* advances as special opcode 255 would */
+			advance(u, &s, sp->ops[255]);
 			break;
 		case DW_LNS_fixed_advance_pc:
 			if (!fixed(t, &p, end, 2, &v))
@@ -282,6 +305,30 @@ static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struc
 	return LINES_READ;
 }
 
+/* The special opcodes of U's header: those of the unit before, mostly. */
+static uint32_t special_of(struct line_table *t, const struct lt_unit *u)
+{
+	struct lt_special *sp;
+
+	for (size_t i = t->nspecials; i-- > 0;) {
+		sp = &t->specials[i];
+		if (sp->opcode_base == u->opcode_base && sp->line_range == u->line_range &&
+		    sp->line_base == u->line_base)
+			return (uint32_t)i;
+		if (t->nspecials - i >= 4)
+			break;
+	}
+	grow(&t->specials, &t->specials_cap, t->nspecials + 1, sizeof(*t->specials));
+	sp = &t->specials[t->nspecials];
+	*sp = (struct lt_special){u->opcode_base, u->line_range, u->line_base, {0}, {0}};
+	for (unsigned op = u->opcode_base; op < 256; op++) {
+		sp->ops[op] = (uint8_t)((op - u->opcode_base) / u->line_range);
+		sp->line[op] =
+			(int16_t)(u->line_base + (int)((op - u->opcode_base) % u->line_range));
+	}
+	return (uint32_t)t->nspecials++;
+}
+
 static void add_unit_seqs(struct line_table *t, const struct lt_unit *u)
 {
 	const uint8_t *p = u->prog;
@@ -333,16 +380,65 @@ static Elf_Scn *find_section(Elf *elf, const char *name, bool *gnu)
 	return NULL;
 }
 
-/* The data of section NAME, decompressed; NULL if none. */
-static Elf_Data *section(Elf *elf, const char *name, bool *gnu)
+/*
+ * Inflate the zlib section SCN into OUT.  Not elf_compress(): libelf
+ * copies the result again and checks its adler32, a quarter of the time
+ * (the tool reads it carefully anyway: it may be anything).
+ */
+static bool inflate_section(Elf *elf, Elf_Scn *scn, struct lt_sec *out)
+{
+	size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+	z_stream z = {0};
+	GElf_Chdr ch;
+	uint8_t *buf;
+	int rc;
+
+	if (!raw || !raw->d_buf || raw->d_size < hdr + 2 || !gelf_getchdr(scn, &ch) ||
+	    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > LT_SECTION_MAX)
+		return false;
+	/* A zlib header: deflate, no preset dictionary; the raw stream follows. */
+	if ((((const uint8_t *)raw->d_buf)[hdr] & 0x0f) != 8 ||
+	    (((const uint8_t *)raw->d_buf)[hdr + 1] & 0x20))
+		return false;
+	buf = malloc(ch.ch_size ? ch.ch_size : 1);
+	if (!buf || inflateInit2(&z, -15) != Z_OK) {
+		free(buf);
+		return false;
+	}
+	z.next_in = (uint8_t *)raw->d_buf + hdr + 2;
+	z.avail_in =
+		(uInt)(raw->d_size - hdr - 2 > UINT32_MAX ? UINT32_MAX : raw->d_size - hdr - 2);
+	z.next_out = buf;
+	z.avail_out = (uInt)ch.ch_size;
+	rc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END || z.total_out != ch.ch_size) {
+		free(buf);
+		return false;
+	}
+	*out = (struct lt_sec){buf, ch.ch_size, buf, true};
+	return true;
+}
+
+/* Section NAME of ELF into OUT, inflated; false if none.  *GNU: .zdebug. */
+static bool section(Elf *elf, const char *name, bool *gnu, struct lt_sec *out)
 {
 	Elf_Scn *scn = find_section(elf, name, gnu);
 	GElf_Shdr sh;
+	Elf_Data *d;
 
-	if (!scn || !gelf_getshdr(scn, &sh) ||
-	    ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
-		return NULL;
-	return elf_getdata(scn, NULL);
+	out->tried = true;
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return false;
+	if (sh.sh_flags & SHF_COMPRESSED)
+		return inflate_section(elf, scn, out);
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return false;
+	out->p = d->d_buf;
+	out->n = d->d_size;
+	return true;
 }
 
 bool line_table_present(Elf *elf)
@@ -356,18 +452,19 @@ enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 {
 	struct line_table *t;
 	const uint8_t *p;
+	struct lt_sec line = {0};
 	bool gnu = false;
-	Elf_Data *d = section(elf, ".debug_line", &gnu);
 
-	if (gnu)
-		return LINES_OTHER;
-	if (!d || !d->d_buf || !d->d_size)
-		return LINES_NONE;
+	if (!section(elf, ".debug_line", &gnu, &line) || !line.n) {
+		free(line.own);
+		return gnu ? LINES_OTHER : LINES_NONE;
+	}
 	t = xcalloc(1, sizeof(*t));
 	t->elf = elf;
 	t->big = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
-	t->data = d->d_buf;
-	t->size = d->d_size;
+	t->line = line;
+	t->data = line.p;
+	t->size = line.n;
 	for (p = t->data; p < t->data + t->size;) {
 		struct lt_unit u;
 		enum lines_found f = read_unit(t, &p, &u);
@@ -381,6 +478,7 @@ enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 				break; /* no length to step over: the rest is lost */
 			continue;
 		}
+		u.special = special_of(t, &u);
 		add_unit_seqs(t, &u);
 		grow(&t->units, &t->units_cap, t->nunits + 1, sizeof(*t->units));
 		t->units[t->nunits++] = u;
@@ -394,7 +492,7 @@ enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 static const char *str_form(struct line_table *t, const struct lt_unit *u, uint64_t form,
 			    const uint8_t **p)
 {
-	Elf_Data *d;
+	struct lt_sec *d;
 	uint64_t off;
 	const char *s;
 
@@ -410,18 +508,14 @@ static const char *str_form(struct line_table *t, const struct lt_unit *u, uint6
 	case DW_FORM_strp:
 		if (!fixed(t, p, u->prog, u->offset_size, &off))
 			return NULL;
-		if (form == DW_FORM_line_strp && !t->line_str_tried) {
-			t->line_str_tried = true;
-			t->line_str = section(t->elf, ".debug_line_str", NULL);
-		} else if (form == DW_FORM_strp && !t->str_tried) {
-			t->str_tried = true;
-			t->str = section(t->elf, ".debug_str", NULL);
-		}
-		d = form == DW_FORM_line_strp ? t->line_str : t->str;
-		if (!d || !d->d_buf || off >= d->d_size ||
-		    !memchr((const char *)d->d_buf + off, 0, d->d_size - off))
+		d = form == DW_FORM_line_strp ? &t->line_str : &t->str;
+		if (!d->tried)
+			section(t->elf,
+				form == DW_FORM_line_strp ? ".debug_line_str" : ".debug_str", NULL,
+				d);
+		if (!d->p || off >= d->n || !memchr(d->p + off, 0, d->n - off))
 			return NULL;
-		return (const char *)d->d_buf + off;
+		return (const char *)d->p + off;
 	}
 	return NULL;
 }
@@ -618,5 +712,9 @@ void line_table_free(struct line_table *t)
 	}
 	free(t->seqs);
 	free(t->units);
+	free(t->specials);
+	free(t->line.own);
+	free(t->line_str.own);
+	free(t->str.own);
 	free(t);
 }
