@@ -10,6 +10,7 @@ V=10.2.2
 
 setup() {
 	[ -x "$QEMU_JITBPF" ] || fail "make tool first"
+	command -v eu-addr2line >/dev/null || fail "no eu-addr2line (make deps installs elfutils)"
 	D=$BATS_TEST_TMPDIR
 	cd "$D"
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/lines.h"
+#include "naming/dwarfbytes.h"
 #include "util/util.h"
 
 #include <dwarf.h>
@@ -81,58 +82,6 @@ struct lt_state {
 
 typedef void (*row_fn)(void *ctx, const struct lt_state *s, bool end);
 
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (unsigned shift = 0; *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end)
-			return false;
-		b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		r |= ~0ull << shift;
-	*v = (int64_t)r;
-	return true;
-}
-
-/* An unsigned little- or big-endian number of N bytes (N <= 8). */
-static bool fixed(const struct line_table *t, const uint8_t **p, const uint8_t *end, unsigned n,
-		  uint64_t *v)
-{
-	uint64_t r = 0;
-
-	if ((size_t)(end - *p) < n)
-		return false;
-	for (unsigned i = 0; i < n; i++)
-		r |= (uint64_t)(*p)[i] << (8 * (t->big ? n - 1 - i : i));
-	*p += n;
-	*v = r;
-	return true;
-}
-
 static void advance(const struct lt_unit *u, struct lt_state *s, uint64_t ops)
 {
 	if (u->max_ops == 1) {
@@ -181,7 +130,7 @@ static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *
 				return next;
 			case DW_LNE_set_address:
 				if (v - 1 != u->addr_size ||
-				    !fixed(t, &p, next, u->addr_size, &s.addr))
+				    !fixed(t->big, &p, next, u->addr_size, &s.addr))
 					return NULL;
 				s.op_index = 0;
 				break;
@@ -213,7 +162,7 @@ static const uint8_t *run_seq(const struct line_table *t, const struct lt_unit *
 			advance(u, &s, sp->ops[255]);
 			break;
 		case DW_LNS_fixed_advance_pc:
-			if (!fixed(t, &p, end, 2, &v))
+			if (!fixed(t->big, &p, end, 2, &v))
 				return NULL;
 			s.addr += v;
 			s.op_index = 0;
@@ -263,12 +212,12 @@ static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struc
 	uint8_t seg;
 
 	memset(u, 0, sizeof(*u));
-	if (!fixed(t, &q, end, 4, &len))
+	if (!fixed(t->big, &q, end, 4, &len))
 		return LINES_NONE;
 	u->offset_size = 4;
 	if (len == 0xffffffff) {
 		u->offset_size = 8;
-		if (!fixed(t, &q, end, 8, &len))
+		if (!fixed(t->big, &q, end, 8, &len))
 			return LINES_NONE;
 	} else if (len >= 0xfffffff0) {
 		return LINES_NONE;
@@ -277,7 +226,7 @@ static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struc
 		return LINES_NONE;
 	u->end = q + len;
 	*p = u->end;
-	if (!fixed(t, &q, u->end, 2, &version))
+	if (!fixed(t->big, &q, u->end, 2, &version))
 		return LINES_NONE;
 	if (version >= 2 && version <= 4)
 		return LINES_OTHER;
@@ -286,7 +235,7 @@ static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struc
 	u->addr_size = *q++;
 	seg = *q++;
 	if ((u->addr_size != 4 && u->addr_size != 8) || seg ||
-	    !fixed(t, &q, u->end, u->offset_size, &hlen) || hlen > (uint64_t)(u->end - q))
+	    !fixed(t->big, &q, u->end, u->offset_size, &hlen) || hlen > (uint64_t)(u->end - q))
 		return LINES_NONE;
 	hdr_end = q + hlen;
 	if (hdr_end - q < 6)
@@ -506,7 +455,7 @@ static const char *str_form(struct line_table *t, const struct lt_unit *u, uint6
 		return s;
 	case DW_FORM_line_strp:
 	case DW_FORM_strp:
-		if (!fixed(t, p, u->prog, u->offset_size, &off))
+		if (!fixed(t->big, p, u->prog, u->offset_size, &off))
 			return NULL;
 		d = form == DW_FORM_line_strp ? &t->line_str : &t->str;
 		if (!d->tried)
@@ -532,18 +481,18 @@ static bool skip_form(struct line_table *t, const struct lt_unit *u, uint64_t fo
 	case DW_FORM_sdata:
 		return sleb(p, u->prog, (int64_t *)v);
 	case DW_FORM_data1:
-		return fixed(t, p, u->prog, 1, v);
+		return fixed(t->big, p, u->prog, 1, v);
 	case DW_FORM_data2:
-		return fixed(t, p, u->prog, 2, v);
+		return fixed(t->big, p, u->prog, 2, v);
 	case DW_FORM_data4:
-		return fixed(t, p, u->prog, 4, v);
+		return fixed(t->big, p, u->prog, 4, v);
 	case DW_FORM_data8:
-		return fixed(t, p, u->prog, 8, v);
+		return fixed(t->big, p, u->prog, 8, v);
 	case DW_FORM_data16:
 		n = 16;
 		break;
 	case DW_FORM_block1:
-		if (!fixed(t, p, u->prog, 1, &n))
+		if (!fixed(t->big, p, u->prog, 1, &n))
 			return false;
 		break;
 	case DW_FORM_block:
