@@ -54,9 +54,11 @@ static FILE *out(struct jitdump *j)
 	return j->f ? j->f : j->memf;
 }
 
+/* One thread writes a jitdump: stdio's lock is not needed (the tool has
+ * other threads, so stdio would take it for every piece of a record). */
 static void put(struct jitdump *j, const void *p, size_t n)
 {
-	if (fwrite(p, 1, n, out(j)) != n && !j->err)
+	if (fwrite_unlocked(p, 1, n, out(j)) != n && !j->err)
 		j->err = -EIO;
 	j->written += n;
 }
