@@ -229,6 +229,52 @@ EOF
 	[ "$n" = 4 ] || fail "$n cases ran, not 4"
 }
 
+@test "a container's source lines come from its debug file, never from the host's file at that path" {
+	local id dir dbg
+	objcopy --only-keep-debug "$HOT" "$CT/ctl/hot.debug"
+	strip -s -o "$CT/ctl/hot.stripped" "$HOT"
+	id=$(readelf -n "$HOT" | sed -n 's/.*Build ID: //p')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	HOST_DEBUG=$dbg
+	[ ! -e "$HOST_DEBUG" ] || skip "$HOST_DEBUG exists on this host"
+	mkdir -p "${HOST_DEBUG%/*}"
+	# On the host, at the same path: the decoy's symbols, and the line
+	# table of another program (calls.c).
+	objcopy --dump-section .debug_line="$D/line" --dump-section .debug_line_str="$D/line_str" \
+		"$(guest x86_64 calls)" "$D/calls.tmp"
+	objcopy --only-keep-debug "$(guest x86_64 decoy)" "$D/decoy.debug"
+	objcopy --update-section .debug_line="$D/line" --update-section .debug_line_str="$D/line_str" \
+		"$D/decoy.debug" "$HOST_DEBUG"
+	readelf --debug-dump=line "$HOST_DEBUG" | grep -q 'calls\.c' || fail "no calls.c lines planted"
+	dir=${dbg%/*}
+	ct_start "$QX" "$CT/ctl/hot.stripped" \
+		"mount -t tmpfs tmpfs /usr/lib/debug && mkdir -p '$dir' && cp '$CT/ctl/hot.debug' '$dbg' &&" \
+		-u "$CT/ctl/stop"
+	sleep 0.5
+	attach_late 1 --perfmap --jitdump
+	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "hot_main not named from the container's debug file"
+	ct_exec cat /tmp/jit-1.dump >"$D/jit.dump"
+	ct_stop
+	# The files of the jitdump's line entries (JIT_CODE_DEBUG_INFO).
+	python3 - "$D/jit.dump" >"$D/files" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+p = struct.unpack_from("<I", d, 8)[0]
+while p + 16 <= len(d):
+    rid, size = struct.unpack_from("<II", d, p)
+    if rid == 2:
+        q = p + 32
+        for _ in range(struct.unpack_from("<Q", d, p + 24)[0]):
+            end = d.index(b"\0", q + 16)
+            print(d[q + 16:end].decode())
+            q = end + 1
+    p += size
+PY
+	sort -u "$D/files" | sed 's/^/# /' >&3
+	grep -q 'hot\.c$' "$D/files" || fail "no line of hot.c in the jitdump"
+	! grep -q 'calls\.c$' "$D/files" || fail "lines from the host's debug file"
+}
+
 # An aarch64 container: its own root ($R, entered with unshare --root) with
 # Debian's arm64 busybox-static and the aarch64 hot at $CT/app/prog (on the
 # host, that path holds the decoy), every program run by the static
