@@ -207,10 +207,30 @@ uftrace_tree() { # DIR FUNCTION
 # The calls of uftrace data as replay nests them, without times, tids and
 # library calls and pre-emptions: what native uftrace and ours must agree
 # on.
+# A call whose body is empty is written "NAME();": uftrace replay writes
+# "NAME() {" and "} /* NAME */" when the data held a record inside it that
+# the options hide, such as native uftrace's schedule events of a
+# preempted task (CI's busy machine preempts the native run).
 uftrace_calls() { # DIR [replay options...]
 	local dir=$1
 	shift
-	uftrace replay -d "$dir" -f none --no-libcall --no-sched-preempt "$@" 2>/dev/null | grep -vE '^#|^$'
+	uftrace replay -d "$dir" -f none --no-libcall --no-sched-preempt "$@" 2>/dev/null |
+		grep -vE '^#|^$' | awk '
+		function flush() { if (held != "") print held; held = "" }
+		{
+			if (held != "") {
+				if ($0 == closing) { print ind name "();"; held = ""; next }
+				flush()
+			}
+			if ($0 ~ /^ *[^ ]+\(\) \{$/) {
+				ind = $0; sub(/[^ ].*$/, "", ind)
+				name = substr($0, length(ind) + 1); sub(/\(\) \{$/, "", name)
+				held = $0; closing = ind "} /* " name " */"
+				next
+			}
+			print
+		}
+		END { flush() }'
 }
 
 # The nesting of the functions named by REGEX, from the depths uftrace
