@@ -255,21 +255,7 @@ EOF
 	grep -q ' hot_main$' "/tmp/perf-$QP.map" || fail "hot_main not named from the container's debug file"
 	ct_exec cat /tmp/jit-1.dump >"$D/jit.dump"
 	ct_stop
-	# The files of the jitdump's line entries (JIT_CODE_DEBUG_INFO).
-	python3 - "$D/jit.dump" >"$D/files" <<'PY'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-p = struct.unpack_from("<I", d, 8)[0]
-while p + 16 <= len(d):
-    rid, size = struct.unpack_from("<II", d, p)
-    if rid == 2:
-        q = p + 32
-        for _ in range(struct.unpack_from("<Q", d, p + 24)[0]):
-            end = d.index(b"\0", q + 16)
-            print(d[q + 16:end].decode())
-            q = end + 1
-    p += size
-PY
+	"$TOP/tests/jitdump-lines.py" --files "$D/jit.dump" >"$D/files"
 	sort -u "$D/files" | sed 's/^/# /' >&3
 	grep -q 'hot\.c$' "$D/files" || fail "no line of hot.c in the jitdump"
 	! grep -q 'calls\.c$' "$D/files" || fail "lines from the host's debug file"

@@ -2,6 +2,8 @@
 """Check the source lines of a jitdump against elfutils' eu-addr2line.
 
 Usage: jitdump-lines.py JITDUMP PERFMAP ELF SYMFILE
+       jitdump-lines.py --files JITDUMP
+
 
 PERFMAP is the tool's --perfmap-insn map of the same run: it names each
 guest instruction's host code "SYMBOL+0xOFF".  The jitdump's debug entries
@@ -10,18 +12,18 @@ SYMBOL+0xOFF whose SYMBOL is a function named once in SYMFILE (ELF, or its
 debug file), not an IFUNC, and must give the same line and the same file (it may put the
 compilation directory in front).  Host addresses that the run used twice
 (code-cache flushes) are left out.  Prints "N checked, M differ" and fails
-if any differ or none could be checked."""
+if any differ or none could be checked.  With --files, print the file of
+each debug entry of JITDUMP instead."""
 import collections
 import struct
 import subprocess
 import sys
 
 
-def jitdump_lines(path):
+def debug_entries(path):
+    """(host address, file, line) of each JIT_CODE_DEBUG_INFO entry."""
     data = open(path, "rb").read()
     pos = struct.unpack_from("<I", data, 8)[0]
-    seen = collections.Counter()
-    lines = {}
     while pos + 16 <= len(data):
         rid, size = struct.unpack_from("<II", data, pos)
         if size < 16:
@@ -32,10 +34,17 @@ def jitdump_lines(path):
             for _ in range(n):
                 addr, line = struct.unpack_from("<Qi", data, q)
                 end = data.index(b"\0", q + 16)
-                seen[addr] += 1
-                lines[addr] = (data[q + 16:end].decode(), line)
+                yield addr, data[q + 16:end].decode(), line
                 q = end + 1
         pos += size
+
+
+def jitdump_lines(path):
+    seen = collections.Counter()
+    lines = {}
+    for addr, file, line in debug_entries(path):
+        seen[addr] += 1
+        lines[addr] = (file, line)
     return {a: v for a, v in lines.items() if seen[a] == 1}
 
 
@@ -62,6 +71,10 @@ def unique_functions(path):
 
 
 def main():
+    if sys.argv[1] == "--files":
+        for _, file, _ in debug_entries(sys.argv[2]):
+            print(file)
+        return
     jitdump, perfmap, elf, symfile = sys.argv[1:5]
     lines = jitdump_lines(jitdump)
     names = perfmap_names(perfmap)

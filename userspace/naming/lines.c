@@ -558,7 +558,6 @@ struct names {
 	size_t ndirs, dirs_cap;
 	char **files;
 	size_t nfiles, files_cap;
-	bool want_dir;
 };
 
 static bool add_dir(void *ctx, const char *path, uint64_t dir)
