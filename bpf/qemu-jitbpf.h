@@ -30,7 +30,7 @@
 #define QJ_CALL_ADDR(w) ((unsigned long long)((long long)((w) << 2) >> 2))
 
 /* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h). */
-#define QJ_WAKE_BYTES(ring_size) ((ring_size) / 4)
+#define QJ_WAKE_BYTES(ring_size) ((ring_size) / 32)
 /* User space drains at most this many records before it looks at the
  * clock again, and sleeps at most this long (ms) when nothing wakes it. */
 #define QJ_CONSUME_MAX 4096

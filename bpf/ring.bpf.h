@@ -7,16 +7,27 @@
  * User space drains the ring on a timer, so a record does
  * not wake it: a wakeup is an irq_work self-IPI, a VM exit on virtual
  * machines and a context switch.  Two kinds do: a record user space waits
- * for (the handshake), and any record submitted while the ring holds more
- * than wake_bytes (a quarter of it, set by user space), so that a burst is
- * read long before the ring fills.
+ * for (the handshake), and a record submitted while the ring holds
+ * wake_bytes or more (QJ_WAKE_BYTES(), set by user space), once for each
+ * time user space has read from the ring: what QEMU leaves in the ring
+ * when it exits is what user space still has to read before it can exit,
+ * so it reads while QEMU runs, a few hundred KiB at a time.
  */
+static __u64 qj_woken_at; /* the consumer's position at the last wakeup, + 1 */
+
 static __always_inline void qj_submit(void *ring, void *r, __u64 wake_bytes, bool urgent)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = BPF_RB_NO_WAKEUP, cons;
 
-	if (urgent || bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wake_bytes)
+	if (urgent) {
 		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wake_bytes) {
+		cons = bpf_ringbuf_query(ring, BPF_RB_CONS_POS) + 1;
+		if (qj_woken_at != cons) {
+			qj_woken_at = cons;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(r, flags);
 }
 

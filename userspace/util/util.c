@@ -158,6 +158,13 @@ int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t 
 	return safe_file_create_at(sf, AT_FDCWD, path, mode, uid, gid);
 }
 
+void safe_file_buffer(struct safe_file *sf, size_t size)
+{
+	free(sf->buf);
+	sf->buf = xmalloc(size);
+	setvbuf(sf->f, sf->buf, _IOFBF, size);
+}
+
 int safe_file_commit(struct safe_file *sf)
 {
 	int fd = fileno(sf->f);
@@ -169,6 +176,7 @@ int safe_file_commit(struct safe_file *sf)
 		err = err ? err : -EIO;
 	if (fclose(sf->f) && !err)
 		err = -errno;
+	free(sf->buf);
 	/* rename() replaces a link at PATH, it never follows it. */
 	if (!err && renameat(sf->dirfd, sf->tmp, sf->dirfd, sf->path))
 		err = -errno;
@@ -184,6 +192,7 @@ int safe_file_commit(struct safe_file *sf)
 void safe_file_abort(struct safe_file *sf)
 {
 	fclose(sf->f);
+	free(sf->buf);
 	unlinkat(sf->dirfd, sf->tmp, 0);
 	free(sf->path);
 	free(sf->tmp);

@@ -67,6 +67,7 @@ struct safe_file {
 	char *path;
 	char *tmp;
 	FILE *f;
+	char *buf; /* F's buffer, safe_file_buffer() */
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;
@@ -75,6 +76,9 @@ int safe_file_create(struct safe_file *sf, const char *path, mode_t mode, uid_t 
 /* The same for NAME in directory DIRFD (another namespace's /tmp). */
 int safe_file_create_at(struct safe_file *sf, int dirfd, const char *name, mode_t mode, uid_t uid,
 			gid_t gid);
+/* Write through a buffer of SIZE bytes: setvbuf(f, NULL, ...) keeps glibc's
+ * 4 KiB (it ignores the size), a write() per 4 KiB. */
+void safe_file_buffer(struct safe_file *sf, size_t size);
 int safe_file_commit(struct safe_file *sf);
 void safe_file_abort(struct safe_file *sf);
 

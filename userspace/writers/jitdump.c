@@ -28,6 +28,7 @@ struct jitdump {
 	size_t memlen;
 	FILE *memf;
 	FILE *f;
+	char *buf; /* F's: with setvbuf(f, NULL, ...) glibc keeps 4 KiB */
 	char *path;
 	uint64_t written;
 	int err;
@@ -123,6 +124,7 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 		uint32_t magic, version, total_size, elf_mach, pad1, pid;
 		uint64_t timestamp, flags;
 	} hdr = {JITDUMP_MAGIC, JITDUMP_VERSION, sizeof(hdr), j->elf_mach, 0, j->pid, mono_ns(), 0};
+	struct stat st;
 	int fd, err;
 
 	if (j->f)
@@ -138,13 +140,19 @@ int jitdump_open(struct jitdump *j, const char *path, uint64_t addr)
 		close(fd);
 		return -EBUSY;
 	}
-	if (ftruncate(fd, 0) || !(j->f = fdopen(fd, "w"))) {
+	/*
+	 * QEMU's marker is empty: truncating it anyway would make ext4 write
+	 * back what we write when QEMU closes it, in QEMU's exit
+	 * (auto_da_alloc, for files truncated to 0 and rewritten).
+	 */
+	if (fstat(fd, &st) || (st.st_size && ftruncate(fd, 0)) || !(j->f = fdopen(fd, "w"))) {
 		err = -errno;
 		pr_err("cannot write %s: %s", path, strerror(errno));
 		close(fd);
 		return err;
 	}
-	setvbuf(j->f, NULL, _IOFBF, 1 << 20);
+	j->buf = xmalloc(1 << 20);
+	setvbuf(j->f, j->buf, _IOFBF, 1 << 20);
 	j->path = xstrdup(path);
 	put(j, &hdr, sizeof(hdr));
 	/* Then what arrived before the marker. */
@@ -215,6 +223,7 @@ void jitdump_discard(struct jitdump *j)
 		if (ftruncate(fileno(j->f), 0))
 			pr_warn("cannot empty %s: %s", j->path, strerror(errno));
 		fclose(j->f);
+		free(j->buf);
 	} else {
 		fclose(j->memf);
 		free(j->mem);
@@ -230,6 +239,7 @@ int jitdump_close(struct jitdump *j, uint64_t *bytes)
 	if (j->f) {
 		if (fclose(j->f) && !err)
 			err = -errno;
+		free(j->buf);
 		*bytes += j->written;
 	} else {
 		fclose(j->memf);

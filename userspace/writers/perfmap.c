@@ -52,7 +52,7 @@ int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid
 		return err;
 	/* A few hundred thousand lines: format by hand, not with printf, and
 	 * write them in large blocks. */
-	setvbuf(sf.f, NULL, _IOFBF, 256 << 10);
+	safe_file_buffer(&sf, 256 << 10);
 	for (size_t i = 0; i < n; i++) {
 		const struct code_range *r = &m->v[i];
 		size_t len = strlen(r->name);
