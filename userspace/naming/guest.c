@@ -318,6 +318,7 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 {
 	const struct guest_image *img = find(g, pc);
 	const struct sym *s;
+	uint64_t until;
 
 	memset(loc, 0, sizeof(*loc));
 	if (!img && g->pid && g->base_known) {
@@ -337,14 +338,28 @@ void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc)
 		return;
 	loc->img = img;
 	loc->link = pc - img->bias;
+	loc->until = img->end;
 	if (!img->elf)
 		return;
-	s = elf_file_sym(img->elf, loc->link);
+	s = elf_file_sym_until(img->elf, loc->link, &until);
+	if (until - loc->link < img->end - pc)
+		loc->until = pc + (until - loc->link);
 	if (!s)
 		return;
 	loc->name = elf_file_sym_name(img->elf, s);
 	loc->raw = s->name;
 	loc->sym_start = s->addr + img->bias;
+}
+
+void guest_lookup_next(struct guest *g, uint64_t pc, const struct guest_loc *prev,
+		       struct guest_loc *loc)
+{
+	if (prev->img && pc >= prev->link + prev->img->bias && pc < prev->until) {
+		*loc = *prev;
+		loc->link = pc - prev->img->bias;
+		return;
+	}
+	guest_lookup(g, pc, loc);
 }
 
 static uint32_t le32(const unsigned char *b)

@@ -53,6 +53,7 @@ struct guest_loc {
 	uint64_t sym_start; /* guest address of the function */
 	const struct guest_image *img;
 	uint64_t link; /* link address within img */
+	uint64_t until; /* guest address: the same answer up to here (excluded) */
 };
 
 void guest_init(struct guest *g, pid_t pid);
@@ -74,6 +75,10 @@ int guest_check_spec(const char *spec, bool map);
  */
 void guest_add_loaded(struct guest *g, const char *path);
 void guest_lookup(struct guest *g, uint64_t pc, struct guest_loc *loc);
+/* The same for PC after PREV's pc: PREV's answer while it holds (a TB's
+ * next instruction, most often), without a search. */
+void guest_lookup_next(struct guest *g, uint64_t pc, const struct guest_loc *prev,
+		       struct guest_loc *loc);
 /*
  * The name of PC that LOC describes: its function; in an image without a
  * function there (a stripped program), FILE+0xADDR with its link

@@ -123,8 +123,9 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 			gpc[i] = base + gpc[i];
 		}
 	}
-	for (uint32_t i = 0; i < n; i++)
-		guest_lookup(&m->guest, gpc[i], &locs[i]);
+	guest_lookup(&m->guest, gpc[0], &locs[0]);
+	for (uint32_t i = 1; i < n; i++)
+		guest_lookup_next(&m->guest, gpc[i], &locs[i - 1], &locs[i]);
 	if (m->keep_insns)
 		for (uint32_t i = 0; i < n; i++)
 			codemap_add_insn(&m->insns, tb->host + ins_start[i],

@@ -70,6 +70,11 @@ struct line_table {
 	size_t nspecials, specials_cap;
 	struct lt_sec line_str, str; /* read when a name needs them */
 	bool big;		     /* big-endian */
+	/* The last answer, for [hit_lo, hit_hi): a TB's next instruction is
+	 * most often on the same line. */
+	uint64_t hit_lo, hit_hi;
+	const char *hit_file;
+	int hit_line;
 };
 
 /* The registers of the line-number state machine this reader needs. */
@@ -624,13 +629,20 @@ static void add_row(void *ctx, const struct lt_state *s, bool end)
 
 bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int *line)
 {
-	size_t i = count_le(t->seqs, t->nseqs, sizeof(*t->seqs), offsetof(struct lt_seq, lo), addr);
 	struct lt_seq *q;
 	struct lt_unit *u;
 	const struct lt_row *r;
+	size_t i, next_seq;
 
+	if (addr >= t->hit_lo && addr < t->hit_hi) {
+		*file = t->hit_file;
+		*line = t->hit_line;
+		return true;
+	}
+	i = count_le(t->seqs, t->nseqs, sizeof(*t->seqs), offsetof(struct lt_seq, lo), addr);
 	if (!i || addr >= t->seqs[i - 1].hi)
 		return false;
+	next_seq = i;
 	q = &t->seqs[i - 1];
 	u = &t->units[q->unit];
 	if (!q->rows) {
@@ -656,6 +668,14 @@ bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int
 		return false;
 	*file = u->files[r->file];
 	*line = (int)r->line;
+	/* Up to the next row's address, the end of the sequence, or where
+	 * the next one starts (sequences may overlap: the later one wins). */
+	t->hit_lo = r->addr;
+	t->hit_hi = i < q->nrows ? q->rows[i].addr : q->hi;
+	if (next_seq < t->nseqs && t->seqs[next_seq].lo < t->hit_hi)
+		t->hit_hi = t->seqs[next_seq].lo;
+	t->hit_file = *file;
+	t->hit_line = *line;
 	return true;
 }
 

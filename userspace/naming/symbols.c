@@ -577,15 +577,27 @@ size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t 
 	return 0;
 }
 
-const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
+const struct sym *elf_file_sym_until(const struct elf_file *e, uint64_t addr, uint64_t *until)
 {
 	size_t lo = count_le(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, addr), addr);
+	/* The answer changes where the next symbol starts, or this one ends. */
+	uint64_t next = lo < e->nsyms ? e->syms[lo].addr : UINT64_MAX;
+	const struct sym *s = lo ? &e->syms[lo - 1] : NULL;
 
-	if (!lo)
-		return NULL;
-	if (addr - e->syms[lo - 1].addr < e->syms[lo - 1].size)
-		return &e->syms[lo - 1];
+	if (s && addr - s->addr < s->size) {
+		*until = s->size - (addr - s->addr) < next - addr ? addr + (s->size - (addr - s->addr))
+								  : next;
+		return s;
+	}
+	*until = next;
 	return NULL;
+}
+
+const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
+{
+	uint64_t until;
+
+	return elf_file_sym_until(e, addr, &until);
 }
 
 const char *elf_file_sym_name(struct elf_file *e, const struct sym *s)
