@@ -16,13 +16,27 @@ void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const cha
 	if (!size || host + size < host)
 		return;
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = (struct code_range){host, size, tb_end, ++m->seq, name, guest};
+	m->v[m->n++] = (struct code_range){
+		.host = host, .size = size, .tb_end = tb_end, .seq = ++m->seq, .name = name,
+		.guest = guest};
 	m->live = false;
 }
 
 void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name)
 {
 	codemap_add_insn(m, host, size, name, 0, false);
+}
+
+void codemap_add_off(struct codemap *m, uint64_t host, uint64_t size, const char *name,
+		     uint64_t off)
+{
+	size_t n = m->n;
+
+	codemap_add_insn(m, host, size, name, 0, false);
+	if (m->n > n) {
+		m->v[n].plus_off = true;
+		m->v[n].off = off;
+	}
 }
 
 const struct code_range *codemap_find(struct codemap *m, uint64_t host)
@@ -51,7 +65,7 @@ void codemap_set_prologue(struct codemap *m, uint64_t host, uint64_t size)
 	/* (None past the end of the address space, as in codemap_add_insn().) */
 	if (host + size < host)
 		size = 0;
-	m->prologue = (struct code_range){host, size, false, 0, "qemu-tcg-prologue", 0};
+	m->prologue = (struct code_range){.host = host, .size = size, .name = "qemu-tcg-prologue"};
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -220,11 +234,11 @@ const char *internf(const char *fmt, ...)
 	return intern(buf);
 }
 
-const char *intern_off(const char *base, uint64_t off)
+const char *name_off(char buf[NAME_OFF_MAX], const char *base, uint64_t off)
 {
-	char buf[512], *p;
-	size_t len = strnlen(base, sizeof(buf) - 20);
+	size_t len = strnlen(base, NAME_OFF_MAX - 20);
 	int shift = 60;
+	char *p;
 
 	memcpy(buf, base, len);
 	p = buf + len;
@@ -236,7 +250,14 @@ const char *intern_off(const char *base, uint64_t off)
 	for (; shift >= 0; shift -= 4)
 		*p++ = "0123456789abcdef"[(off >> shift) & 15];
 	*p = 0;
-	return intern(buf);
+	return buf;
+}
+
+const char *intern_off(const char *base, uint64_t off)
+{
+	char buf[NAME_OFF_MAX];
+
+	return intern(name_off(buf, base, off));
 }
 
 void codemap_copy(struct codemap *dst, const struct codemap *src)

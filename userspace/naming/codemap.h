@@ -16,9 +16,11 @@ struct code_range {
 	uint64_t host;
 	uint32_t size;	  /* a TB's code is < 64 KiB, and so is the prologue */
 	bool tb_end;	  /* the last guest instruction of its TB */
+	bool plus_off;	  /* named NAME+0xOFF */
 	uint64_t seq;	  /* order of arrival: newer wins an overlap */
 	const char *name; /* interned (intern.h) or static; NULL when not kept */
 	uint64_t guest;	  /* guest pc of the code, where kept */
+	uint64_t off;
 };
 
 struct codemap {
@@ -31,6 +33,13 @@ struct codemap {
 };
 
 void codemap_add(struct codemap *m, uint64_t host, uint64_t size, const char *name);
+/*
+ * The same, named "NAME+0xOFF" (lowercase hex): made only when written
+ * (perfmap_write()), not for each of the tens of thousands of TBs of a
+ * stripped program.
+ */
+void codemap_add_off(struct codemap *m, uint64_t host, uint64_t size, const char *name,
+		     uint64_t off);
 /* The same, for the code of the guest instruction at GUEST. */
 void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const char *name,
 		      uint64_t guest, bool tb_end);
@@ -49,5 +58,8 @@ const char *intern(const char *s);
 const char *internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "BASE+0xOFF", as internf() would make it, without printf. */
 const char *intern_off(const char *base, uint64_t off);
+/* The same in BUF, not interned (BASE cut to NAME_OFF_MAX - 20 bytes). */
+#define NAME_OFF_MAX 512
+const char *name_off(char buf[NAME_OFF_MAX], const char *base, uint64_t off);
 
 #endif

@@ -89,6 +89,7 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		.path = xstrdup_clean(path), /* for names */
 		.user = user,
 	};
+	img.base = intern(path_base(img.path));
 	/* A new mapping replaces whatever it overlaps. */
 	for (i = j = 0; i < g->nimgs; i++) {
 		if (g->imgs[i].start < end && start < g->imgs[i].end)
@@ -481,7 +482,14 @@ const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)
 		return loc->name;
 	if (!loc->img || !loc->img->path)
 		return internf("guest-0x%" PRIx64, pc);
-	return intern_off(path_base(loc->img->path), loc->link);
+	return intern_off(loc->img->base, loc->link);
+}
+
+const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf)
+{
+	if (loc->name || !loc->img || !loc->img->path)
+		return guest_loc_name(loc, pc);
+	return name_off(buf, loc->img->base, loc->link);
 }
 
 void guest_see(struct guest *g, uint64_t addr)

@@ -24,7 +24,8 @@ struct guest_image {
 	uint64_t bias;	      /* guest address = link address + bias */
 	struct elf_file *elf; /* NULL: not a readable ELF file */
 	char *path;
-	bool user; /* from --guest-elf: wins over what QEMU reports */
+	const char *base; /* the file's name in names of its code (interned) */
+	bool user;	  /* from --guest-elf: wins over what QEMU reports */
 };
 
 struct guest {
@@ -85,6 +86,9 @@ void guest_lookup_next(struct guest *g, uint64_t pc, const struct guest_loc *pre
  * address, as perf names what it cannot; else guest-0xPC.
  */
 const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc);
+/* The same name, made in BUF (NAME_OFF_MAX bytes, codemap.h) when it is not
+ * the function's, not interned. */
+const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf);
 /*
  * The function a call of ADDR runs: ADDR, or the function a thunk at ADDR
  * branches to (a function that is only a branch to the start of another,

@@ -87,6 +87,19 @@ static uint64_t gpc[QJ_TB_MAX_INSNS];
 static uint32_t ins_start[QJ_TB_MAX_INSNS + 1];
 static struct guest_loc locs[QJ_TB_MAX_INSNS];
 
+/*
+ * The perf map's range for the code at HOST of LOC's pc PC: named by its
+ * function; else FILE+0xADDR, made only when the map is written.
+ */
+static void add_named(struct codemap *c, uint64_t host, uint64_t size,
+		      const struct guest_loc *loc, uint64_t pc)
+{
+	if (!loc->name && loc->img && loc->img->path)
+		codemap_add_off(c, host, size, loc->img->base, loc->link);
+	else
+		codemap_add(c, host, size, guest_loc_name(loc, pc));
+}
+
 /* One TB: name each run of instructions of one guest function. */
 static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t tid,
 		       const uint64_t *pcs, const uint16_t *end_off, const uint8_t *code,
@@ -133,25 +146,25 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 
 	if (m->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
-			const char *name =
-				locs[i].name ? intern_off(locs[i].name, gpc[i] - locs[i].sym_start)
-					     : guest_loc_name(&locs[i], gpc[i]);
+			uint64_t host = tb->host + ins_start[i], size = ins_start[i + 1] - ins_start[i];
 
-			codemap_add(&m->code, tb->host + ins_start[i],
-				    ins_start[i + 1] - ins_start[i], name);
+			if (locs[i].name)
+				codemap_add_off(&m->code, host, size, locs[i].name,
+						gpc[i] - locs[i].sym_start);
+			else
+				add_named(&m->code, host, size, &locs[i], gpc[i]);
 		}
 	}
 	/* Runs of instructions of one function. */
 	for (uint32_t first = 0, i = 1; i <= n; i++) {
 		uint32_t from = ins_start[first], to = ins_start[i];
-		const char *name;
+		char buf[NAME_OFF_MAX];
 
 		if (i < n && locs[i].name == locs[first].name &&
 		    (locs[i].name || locs[i].img == locs[first].img))
 			continue;
-		name = guest_loc_name(&locs[first], gpc[first]);
 		if (!m->perfmap_insn)
-			codemap_add(&m->code, tb->host + from, to - from, name);
+			add_named(&m->code, tb->host + from, to - from, &locs[first], gpc[first]);
 		if (fn) {
 			struct jit_run run = {
 				.ts = tb->ts,
@@ -159,7 +172,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 				.host = tb->host + from,
 				.code = code + from,
 				.size = to - from,
-				.name = name,
+				.name = guest_loc_text(&locs[first], gpc[first], buf),
 				.n = i - first,
 				.insn_off = &ins_start[first],
 				.locs = &locs[first],

@@ -64,6 +64,13 @@ int perfmap_write(struct codemap *m, int dirfd, const char *path, uid_t uid, gid
 		*p++ = ' ';
 		fwrite_unlocked(head, 1, p - head, sf.f);
 		put_name(r->name, len, sf.f);
+		if (r->plus_off) {
+			char off[24] = "+0x";
+			size_t k = put_hex(off + 3, r->off) - off;
+
+			fwrite_unlocked(off, 1, k, sf.f);
+			len += k;
+		}
 		/* perf drops names under 3 characters, and the last byte of
 		 * every line, newline or not. */
 		if (len < 3)
