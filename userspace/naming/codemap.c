@@ -16,9 +16,12 @@ void codemap_add_insn(struct codemap *m, uint64_t host, uint64_t size, const cha
 	if (!size || host + size < host)
 		return;
 	grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = (struct code_range){
-		.host = host, .size = size, .tb_end = tb_end, .seq = ++m->seq, .name = name,
-		.guest = guest};
+	m->v[m->n++] = (struct code_range){.host = host,
+					   .size = size,
+					   .tb_end = tb_end,
+					   .seq = ++m->seq,
+					   .name = name,
+					   .guest = guest};
 	m->live = false;
 }
 
