@@ -91,8 +91,8 @@ static struct guest_loc locs[QJ_TB_MAX_INSNS];
  * The perf map's range for the code at HOST of LOC's pc PC: named by its
  * function; else FILE+0xADDR, made only when the map is written.
  */
-static void add_named(struct codemap *c, uint64_t host, uint64_t size,
-		      const struct guest_loc *loc, uint64_t pc)
+static void add_named(struct codemap *c, uint64_t host, uint64_t size, const struct guest_loc *loc,
+		      uint64_t pc)
 {
 	if (!loc->name && loc->img && loc->img->path)
 		codemap_add_off(c, host, size, loc->img->base, loc->link);
@@ -146,7 +146,8 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 
 	if (m->perfmap_insn) {
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t host = tb->host + ins_start[i], size = ins_start[i + 1] - ins_start[i];
+			uint64_t host = tb->host + ins_start[i],
+				 size = ins_start[i + 1] - ins_start[i];
 
 			if (locs[i].name)
 				codemap_add_off(&m->code, host, size, locs[i].name,
