@@ -104,8 +104,10 @@ static void advance(const struct lt_unit *u, struct lt_state *s, uint64_t ops)
  * end_sequence, calling ROW for each row: the first opcode after it, or
  * NULL if the sequence is damaged or never ends.
  */
-static inline __attribute__((always_inline)) const uint8_t *
-run_seq(const struct line_table *t, const struct lt_unit *u, const uint8_t *p, row_fn row, void *ctx)
+static inline __attribute__((always_inline)) const uint8_t *run_seq(const struct line_table *t,
+								    const struct lt_unit *u,
+								    const uint8_t *p, row_fn row,
+								    void *ctx)
 {
 	const struct lt_special *sp = &t->specials[u->special];
 	struct lt_state s = {.file = 1, .line = 1};
