@@ -585,8 +585,9 @@ const struct sym *elf_file_sym_until(const struct elf_file *e, uint64_t addr, ui
 	const struct sym *s = lo ? &e->syms[lo - 1] : NULL;
 
 	if (s && addr - s->addr < s->size) {
-		*until = s->size - (addr - s->addr) < next - addr ? addr + (s->size - (addr - s->addr))
-								  : next;
+		uint64_t left = s->size - (addr - s->addr);
+
+		*until = left < next - addr ? addr + left : next;
 		return s;
 	}
 	*until = next;
