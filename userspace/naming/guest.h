@@ -53,7 +53,7 @@ struct guest_loc {
 	const char *raw;    /* its name in the file (mangled), or NULL */
 	uint64_t sym_start; /* guest address of the function */
 	const struct guest_image *img;
-	uint64_t link; /* link address within img */
+	uint64_t link;	/* link address within img */
 	uint64_t until; /* guest address: the same answer up to here (excluded) */
 };
 

@@ -70,8 +70,7 @@ struct line_table {
 	size_t nspecials, specials_cap;
 	struct lt_sec line_str, str; /* read when a name needs them */
 	bool big;		     /* big-endian */
-	/* The last answer, for [hit_lo, hit_hi): a TB's next instruction is
-	 * most often on the same line. */
+	/* The last answer, for [hit_lo, hit_hi): often a TB's next insn's. */
 	uint64_t hit_lo, hit_hi;
 	const char *hit_file;
 	int hit_line;
@@ -670,8 +669,7 @@ bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int
 		return false;
 	*file = u->files[r->file];
 	*line = (int)r->line;
-	/* Up to the next row's address, the end of the sequence, or where
-	 * the next one starts (sequences may overlap: the later one wins). */
+	/* Until the next row, the sequence's end or the next's start. */
 	t->hit_lo = r->addr;
 	t->hit_hi = i < q->nrows ? q->rows[i].addr : q->hi;
 	if (next_seq < t->nseqs && t->seqs[next_seq].lo < t->hit_hi)

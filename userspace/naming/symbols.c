@@ -594,13 +594,6 @@ const struct sym *elf_file_sym_until(const struct elf_file *e, uint64_t addr, ui
 	return NULL;
 }
 
-const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
-{
-	uint64_t until;
-
-	return elf_file_sym_until(e, addr, &until);
-}
-
 const char *elf_file_sym_name(struct elf_file *e, const struct sym *s)
 {
 	size_t i = (size_t)(s - e->syms);

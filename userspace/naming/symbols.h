@@ -73,9 +73,15 @@ const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t
 /* Up to LEN bytes of the file's image at link address ADDR, as loaded;
  * how many were read (0 outside the file's bytes, or for a symbol map). */
 size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t len);
-const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr);
-/* The same, and *UNTIL: every address from ADDR up to it has that answer. */
+/* The symbol at ADDR, and *UNTIL: every address from ADDR up to it has that
+ * answer. */
 const struct sym *elf_file_sym_until(const struct elf_file *e, uint64_t addr, uint64_t *until);
+static inline const struct sym *elf_file_sym(const struct elf_file *e, uint64_t addr)
+{
+	uint64_t until;
+
+	return elf_file_sym_until(e, addr, &until);
+}
 /* The name of S, a symbol of E, as people read it: demangled (demangle.h). */
 const char *elf_file_sym_name(struct elf_file *e, const struct sym *s);
 size_t elf_file_nsyms(const struct elf_file *e);
