@@ -126,7 +126,8 @@ size_t codemap_live(struct codemap *m)
 	 */
 	do {
 		changed = false;
-		sort_array(m->v, m->n, sizeof(*m->v), cmp_range);
+		sort_by_key(m->v, m->n, sizeof(*m->v), offsetof(struct code_range, host),
+			    cmp_range);
 		for (i = j = 0; i < m->n; i++) {
 			if (j && m->v[i].host < m->v[j - 1].host + m->v[j - 1].size) {
 				changed = true;

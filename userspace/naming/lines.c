@@ -440,7 +440,7 @@ enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 		grow(&t->units, &t->units_cap, t->nunits + 1, sizeof(*t->units));
 		t->units[t->nunits++] = u;
 	}
-	sort_array(t->seqs, t->nseqs, sizeof(*t->seqs), seq_cmp);
+	sort_by_key(t->seqs, t->nseqs, sizeof(*t->seqs), offsetof(struct lt_seq, lo), seq_cmp);
 	*tp = t;
 	return LINES_READ;
 }

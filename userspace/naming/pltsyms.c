@@ -11,6 +11,7 @@
 
 #include <elf.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,7 @@ static struct fsym *read_fsyms(Elf *elf, Elf_Scn *symtab, size_t *n)
 		grow(&v, &cap, *n + 1, sizeof(*v));
 		v[(*n)++] = (struct fsym){s.st_value, rank, name};
 	}
-	sort_array(v, *n, sizeof(*v), cmp_fsym);
+	sort_by_key(v, *n, sizeof(*v), offsetof(struct fsym, addr), cmp_fsym);
 	return v;
 }
 
@@ -115,9 +116,17 @@ static int reloc_kind(uint16_t machine, uint32_t type)
 									 : SLOT_OTHER;
 }
 
+/* The functions by address, read when an IRELATIVE slot first needs them. */
+struct ifuncs {
+	Elf_Scn *symtab;
+	bool read;
+	struct fsym *v;
+	size_t n;
+};
+
 /* The GOT slots that relocation section SCN names. */
 static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-		      const struct fsym *fs, size_t nfs, uint16_t machine)
+		      struct ifuncs *fs, uint16_t machine)
 {
 	Elf_Scn *link = sh->sh_link ? elf_getscn(elf, sh->sh_link) : NULL;
 	Elf_Data *data = elf_getdata(scn, NULL), *syms = link ? elf_getdata(link, NULL) : NULL;
@@ -138,7 +147,11 @@ static void add_slots(struct slots *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *
 				name = elf_strptr(elf, lsh.sh_link, s.st_name);
 			break;
 		case SLOT_IFUNC:
-			name = fsym_at(fs, nfs, r.r_addend);
+			if (!fs->read) {
+				fs->read = true;
+				fs->v = read_fsyms(elf, fs->symtab, &fs->n);
+			}
+			name = fsym_at(fs->v, fs->n, r.r_addend);
 			break;
 		}
 		if (!name || !*name)
@@ -213,10 +226,10 @@ static void scan_plt(uint16_t machine, Elf_Scn *scn, const GElf_Shdr *sh, const 
 
 void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL;
+	Elf_Scn *scn = NULL;
+	struct ifuncs fs = {0};
 	struct slots t = {0};
-	struct fsym *fs;
-	size_t shstrndx, nfs;
+	size_t shstrndx;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 
@@ -226,17 +239,15 @@ void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 	/* Ifuncs by name: .symtab, else .dynsym (a stripped libc's). */
 	while ((scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &sh) &&
-		    (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !symtab)))
-			symtab = scn;
-	fs = read_fsyms(elf, symtab, &nfs);
+		    (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !fs.symtab)))
+			fs.symtab = scn;
 	while ((scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
-			add_slots(&t, elf, scn, &sh, fs, nfs, eh.e_machine);
-	if (!t.n) {
-		free(fs);
+			add_slots(&t, elf, scn, &sh, &fs, eh.e_machine);
+	free(fs.v);
+	if (!t.n)
 		return;
-	}
-	sort_array(t.v, t.n, sizeof(*t.v), cmp_slot);
+	sort_by_key(t.v, t.n, sizeof(*t.v), offsetof(struct slot, addr), cmp_slot);
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 
@@ -249,5 +260,4 @@ void elf_plt_syms(Elf *elf, plt_sym_fn *fn, void *arg)
 			scan_plt(eh.e_machine, scn, &sh, &t, fn, arg);
 	}
 	free(t.v);
-	free(fs);
 }

@@ -2,6 +2,7 @@
 #include "naming/symtable.h"
 #include "util/util.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ struct sym *sym_builder_finish(struct sym_builder *b, size_t *count, char **name
 	uint64_t *limits = xcalloc(b->n, sizeof(*limits));
 	size_t n = 0;
 
-	sort_array(b->v, b->n, sizeof(*b->v), cmp_raw);
+	sort_by_key(b->v, b->n, sizeof(*b->v), offsetof(struct raw_sym, addr), cmp_raw);
 	for (size_t i = 0; i < b->n; i++) {
 		if (n && syms[n - 1].addr == b->v[i].addr)
 			continue; /* the best name for this address came first */

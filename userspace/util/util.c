@@ -198,6 +198,79 @@ void safe_file_abort(struct safe_file *sf)
 	free(sf->tmp);
 }
 
+struct keyed {
+	uint64_t key;
+	size_t i;
+};
+
+struct tie_ctx {
+	const char *base;
+	size_t size;
+	int (*cmp)(const void *, const void *);
+};
+
+static int cmp_tie(const void *a, const void *b, void *arg)
+{
+	const struct keyed *x = a, *y = b;
+	const struct tie_ctx *t = arg;
+
+	return t->cmp(t->base + x->i * t->size, t->base + y->i * t->size);
+}
+
+void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
+		 int (*cmp)(const void *, const void *))
+{
+	struct tie_ctx t = {base, size, cmp};
+	struct keyed *a, *b, *tmp;
+	char *out;
+
+	if (n < 64) {
+		sort_array(base, n, size, cmp);
+		return;
+	}
+	a = xmalloc(n * sizeof(*a));
+	b = xmalloc(n * sizeof(*b));
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&a[i].key, t.base + i * size + key_off, sizeof(a[i].key));
+		a[i].i = i;
+	}
+	/* Least significant byte first, each pass stable; a byte that all
+	 * keys share (most of an address's) costs one count. */
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = {0}, pos = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(a[i].key >> shift) & 255]++;
+		if (count[(a[0].key >> shift) & 255] == n)
+			continue;
+		for (int d = 0; d < 256; d++) {
+			size_t c = count[d];
+
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[(a[i].key >> shift) & 255]++] = a[i];
+		tmp = a;
+		a = b;
+		b = tmp;
+	}
+	/* Equal keys: CMP decides. */
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (j - i > 1)
+			qsort_r(a + i, j - i, sizeof(*a), cmp_tie, &t);
+	}
+	out = xmalloc(n * size);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * size, t.base + a[i].i * size, size);
+	memcpy(base, out, n * size);
+	free(out);
+	free(a);
+	free(b);
+}
+
 size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key)
 {
 	size_t lo = 0, hi = n;
