@@ -29,8 +29,12 @@
 #define QJ_CALL_JUMP	3 /* through a register, as stubs and trampolines jump */
 #define QJ_CALL_ADDR(w) ((unsigned long long)((long long)((w) << 2) >> 2))
 
-/* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h). */
+/* BPF wakes user space once the ring holds this much (bpf/ring.bpf.h), at
+ * most every QJ_WAKE_NS, and at once from QJ_WAKE_SOON times as much (a
+ * quarter of the ring). */
 #define QJ_WAKE_BYTES(ring_size) ((ring_size) / 32)
+#define QJ_WAKE_SOON		 8
+#define QJ_WAKE_NS		 5000000
 /* User space drains at most this many records before it looks at the
  * clock again, and sleeps at most this long (ms) when nothing wakes it. */
 #define QJ_CONSUME_MAX 4096

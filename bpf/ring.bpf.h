@@ -16,8 +16,6 @@
  * working beside a call-heavy guest every 0.4 ms slows it (fib(30)
  * --uftrace: 4 % of its wall time).
  */
-#define QJ_WAKE_NS 5000000
-
 static __u64 qj_woken_at; /* the consumer's position at the last wakeup, + 1 */
 static __u64 qj_woken_ns; /* when */
 
@@ -31,7 +29,7 @@ static __always_inline void qj_submit(void *ring, void *r, __u64 wake_bytes, boo
 		cons = bpf_ringbuf_query(ring, BPF_RB_CONS_POS) + 1;
 		if (qj_woken_at != cons) {
 			now = bpf_ktime_get_ns();
-			if (avail >= wake_bytes * 8 || now - qj_woken_ns >= QJ_WAKE_NS) {
+			if (avail >= wake_bytes * QJ_WAKE_SOON || now - qj_woken_ns >= QJ_WAKE_NS) {
 				qj_woken_at = cons;
 				qj_woken_ns = now;
 				flags = BPF_RB_FORCE_WAKEUP;
