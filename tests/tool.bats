@@ -289,6 +289,68 @@ launched_qemu() { # GUEST-NAME -> $qemu
 	rm -f "/tmp/perf-$qemu.map"
 }
 
+# Start the hot guest under a QEMU asked to hold its reports for a tracer
+# (QEMU_JIT_ATTACH_HOLD, as the tool sets it when it launches QEMU); the
+# QEMU's pid in $qemu.  The guest runs at once, with nobody attached.
+start_holding_qemu() { # ROUNDS
+	start_bg sh -c 'QEMU_JIT_ATTACH_HOLD=$$ exec "$0" "$@"' "$Q" "$(guest x86_64 hot)" "$1"
+	qemu=$BG_PID
+	local t=100
+	while [ ! -s "$BATS_TEST_TMPDIR/bg.out" ] && [ "$t" -gt 0 ]; do
+		sleep 0.05
+		t=$((t - 1))
+	done
+	[ -s "$BATS_TEST_TMPDIR/bg.out" ] || fail "the guest did not run while QEMU held its reports"
+}
+
+@test "a QEMU holding its reports runs the guest at once; a tool that attaches after the guest ended names all of it" {
+	local map
+	start_holding_qemu 300
+	# The guest is done; QEMU waits at its exit for a tracer.
+	kill -0 "$qemu" || fail "QEMU did not wait for a tracer at exit"
+	run "$QEMU_JITBPF" -v --perfmap -p "$qemu"
+	assert_success
+	assert_line --regexp '^qemu-jitbpf: [1-9][0-9]* TB reports from before the handshake \(QEMU held them'
+	assert_line --partial ", 0 events lost"
+	map=$(perfmap_of "$output")
+	grep -q ' hot_main$' "$map" || fail "no hot_main in $map"
+	grep -q ' hot_side$' "$map" || fail "no hot_side in $map"
+	rm -f "$map"
+	# Handed over, QEMU exits at once, with the guest's output.
+	wait_bg 5
+	[ "$BG_STATUS" -eq 0 ] || fail "QEMU exited with $BG_STATUS"
+	[ "$(cat "$D/bg.out")" = "$("$(guest x86_64 hot)" 300)" ] || fail "guest printed $(cat "$D/bg.out")"
+}
+
+@test "a QEMU holding its reports for a tracer that never comes drops them after 10 s and exits" {
+	start_holding_qemu 300
+	wait_bg 20
+	[ "$BG_STATUS" -eq 0 ] || fail "QEMU exited with $BG_STATUS"
+	[ "$(cat "$D/bg.out")" = "$("$(guest x86_64 hot)" 300)" ] || fail "guest printed $(cat "$D/bg.out")"
+}
+
+@test "a launched QEMU runs the guest while the tool attaches, except for --uftrace and --profile" {
+	# The tool asks for it in QEMU's environment; what QEMU was asked
+	# shows in its /proc/PID/environ while a long guest runs.
+	local mode
+	for mode in --perfmap --uftrace="$D/u" --profile="$D/p.pb.gz"; do
+		start_bg "$QEMU_JITBPF" "$mode" -- "$Q" "$(guest x86_64 spin)" 2000000
+		launched_qemu spin
+		if [ "$mode" = --perfmap ]; then
+			tr '\0' '\n' <"/proc/$qemu/environ" | grep -qx "QEMU_JIT_ATTACH_HOLD=$qemu" ||
+				fail "$mode: QEMU was not asked to hold"
+		else
+			! tr '\0' '\n' <"/proc/$qemu/environ" | grep -q "^QEMU_JIT_ATTACH_HOLD=" ||
+				fail "$mode: QEMU was asked to hold"
+		fi
+		tr '\0' '\n' <"/proc/$qemu/environ" | grep -qx "QEMU_JIT_ATTACH_WAIT=$qemu" ||
+			fail "$mode: QEMU was not asked to wait"
+		kill "$qemu"
+		wait_bg 30
+		rm -f "/tmp/perf-$qemu.map"
+	done
+}
+
 @test "a command that cannot be run gives 127" {
 	run -127 "$QEMU_JITBPF" -- "$D/no-such-qemu" x
 	assert_line "qemu-jitbpf: cannot run $D/no-such-qemu: No such file or directory"

@@ -62,8 +62,15 @@ static int find_root(struct engine *e, const struct binary **bin)
 	struct proc *p;
 	int err;
 
+	/*
+	 * A QEMU that can hold its reports runs the guest while we attach,
+	 * unless it must know from its first block what we listen to: calls
+	 * are instrumented when translated, and the sampler needs to know
+	 * where every vCPU's registers are from the start.
+	 */
 	if (o->cmd)
-		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL);
+		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL,
+				    !o->uftrace && !o->profile);
 	else
 		err = target_attach(&e->root, o->pid);
 	if (err) {
@@ -357,6 +364,10 @@ static void summary(struct engine *e, long long uft_records)
 		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
 		       "again what still runs)",
 		       e->tbs_early);
+	if (e->tbs_held)
+		pr_dbg("%" PRIu64 " TB reports from before the handshake (QEMU held them while we "
+		       "attached)",
+		       e->tbs_held);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
 		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

@@ -255,6 +255,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->tbs += s->jm.tbs;
 	e->flushes += s->jm.flushes;
 	e->tbs_early += s->jm.tbs_early;
+	e->tbs_held += s->jm.tbs_held;
 	e->tbs_incomplete += s->jm.tbs_incomplete;
 	e->bytes += s->bytes;
 	if (gone && p->links.n)

@@ -162,8 +162,13 @@ void session_event(struct session *s, const void *data, size_t size)
 		jitmap_flush(&s->jm);
 		break;
 	case QJ_EV_ATTACH:
-		if (size >= sizeof(struct qj_attach))
-			handshake_event(&s->hs, ((const struct qj_attach *)data)->poll_ns);
+		if (size >= sizeof(struct qj_attach)) {
+			uint64_t poll_ns = ((const struct qj_attach *)data)->poll_ns;
+
+			handshake_event(&s->hs, poll_ns);
+			if (s->hs.answered && !s->jm.answered_ns)
+				s->jm.answered_ns = poll_ns;
+		}
 		break;
 	case QJ_EV_MARKER:
 		if (size >= sizeof(struct qj_marker))

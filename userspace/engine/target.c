@@ -273,7 +273,7 @@ int target_attach(struct target *t, pid_t pid)
 	return inspect(t, false);
 }
 
-int target_launch(struct target *t, char **argv, const char *jitdump_dir)
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, bool hold)
 {
 	char exe[64];
 	int status, err;
@@ -292,6 +292,9 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir)
 		 * (exec keeps the pid). */
 		snprintf(self, sizeof(self), "%d", (int)getpid());
 		setenv("QEMU_JIT_ATTACH_WAIT", self, 1);
+		/* A QEMU that knows how holds instead of waiting. */
+		if (hold)
+			setenv("QEMU_JIT_ATTACH_HOLD", self, 1);
 		/* Stop at exec: QEMU is checked before it runs. */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[0], argv);

@@ -42,8 +42,12 @@ int target_attach(struct target *t, pid_t pid);
  * is gone, with T usable all the same (root's, exe unknown).
  */
 int target_observe(struct target *t, pid_t pid);
-/* Start ARGV stopped after exec; ENV_JITDUMP_DIR, when set, for QEMU. */
-int target_launch(struct target *t, char **argv, const char *jitdump_dir);
+/*
+ * Start ARGV stopped after exec; JITDUMP_DIR, when set, for QEMU.  A QEMU
+ * is asked to wait for our probes after its initialization or, with HOLD,
+ * to run on and hold its reports until we listen.
+ */
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, bool hold);
 /* Let a launched QEMU run guest code (once the probes are attached). */
 void target_resume(struct target *t);
 /* Kill a launched QEMU we cannot trace (its status is then not ours). */

@@ -109,6 +109,8 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 	bool pcrel;
 
 	m->tbs++;
+	if (tb->ts < m->answered_ns)
+		m->tbs_held++;
 	if (tb->host + tb->size > m->host_hi)
 		m->host_hi = tb->host + tb->size;
 	if (m->flush_pending) {

@@ -40,6 +40,8 @@ struct jitmap {
 	uint64_t flushes;
 	uint64_t tbs_incomplete; /* parts lost in the ring buffer */
 	uint64_t tbs_early;	 /* before the prologue: retranslated later */
+	uint64_t answered_ns;	 /* when QEMU answered our first request */
+	uint64_t tbs_held;	 /* translated before that: held by QEMU */
 };
 
 /*
