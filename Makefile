@@ -96,7 +96,8 @@ tool: $(TOOL)
 $(LIBBPF_A): scripts/libbpf-build.sh
 	@scripts/libbpf-build.sh
 
-$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/qemu-jitbpf.h bpf/ring.bpf.h $(LIBBPF_A)
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/qemu-jitbpf.h bpf/ring.bpf.h bpf/usdt-args.bpf.h \
+		$(LIBBPF_A)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 	llvm-strip -g $@

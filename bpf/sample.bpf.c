@@ -17,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
+#include "usdt-args.bpf.h"
 #include "qemu-jitbpf.h"
 #include "sample.h"
 #include "ring.bpf.h"
