@@ -38,14 +38,9 @@ __u64 counters[QJ_COUNTERS];
  * exits are reported.  A process enters when QEMU reports guest_base, a
  * forked child with its parent, and leaves when it execs or exits.
  */
-/*
- * Not preallocated, as tree below: a run follows a few processes, and
- * preallocating 16384 elements cost every start ~0.5 ms of CPU.
- */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, QJ_PROCS_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct qj_proc);
 } procs SEC(".maps");
@@ -59,7 +54,6 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, QJ_PROCS_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u32);
 } tree SEC(".maps");
