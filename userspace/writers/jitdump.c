@@ -92,18 +92,31 @@ static bool mapping_at(const struct map_entry *m, void *ctx)
 static int open_marker(struct jitdump *j, const char *path, uint64_t addr)
 {
 	struct mapped_query q = {.addr = addr, .path = path};
-	int err = maps_find(j->pid, mapping_at, &q), fd;
+	int err, fd = -ENOENT;
 	struct stat st;
 
-	if (!err && q.match) {
-		fd = mapped_open(j->pid, addr, q.end, O_WRONLY);
-	} else if (err == -ESRCH && !j->foreign) {
+	/*
+	 * A QEMU that held its reports hands them over just before it exits,
+	 * and one that is exiting can still show mappings, though not its
+	 * marker's, or lose the marker between the map and the open, until it
+	 * is a zombie (no map: -ESRCH).  Look again for up to 40 ms.
+	 */
+	for (int i = 0;; i++) {
+		q.match = false;
+		err = maps_find(j->pid, mapping_at, &q);
+		if (!err && q.match)
+			fd = mapped_open(j->pid, addr, q.end, O_WRONLY);
+		if (i == 20 || !(err == -ENOENT || (q.match && fd < 0)))
+			break;
+		usleep(2000);
+	}
+	if (err == -ESRCH && !j->foreign) {
 		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0 && (fstat(fd, &st) || st.st_size)) {
 			close(fd);
 			fd = -EPERM;
 		}
-	} else {
+	} else if (err || !q.match) {
 		pr_warn("pid %d: jitdump marker %s is not the file QEMU mapped; no jitdump", j->pid,
 			path);
 		return -ENOENT;
