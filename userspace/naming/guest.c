@@ -492,15 +492,13 @@ const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf)
 	return name_off(buf, loc->img->base, loc->link);
 }
 
-void guest_see(struct guest *g, uint64_t addr)
+void guest_see_new(struct guest *g, uint64_t addr)
 {
-	uint64_t *recent = &g->recent[(addr >> 2) & 255], key = addr | 1;
+	uint64_t key = addr | 1;
 	struct guest_loc loc;
 	size_t i;
 
-	if (*recent == key)
-		return;
-	*recent = key;
+	g->recent[(addr >> 2) & 255] = key;
 	if (g->nseen * 2 >= g->seen_cap) {
 		size_t cap = g->seen_cap ? g->seen_cap * 2 : 4096;
 		uint64_t *t = xcalloc(cap, sizeof(*t));

@@ -110,7 +110,13 @@ void guest_add_mapped(struct guest *g);
  * libraries the guest maps itself are found in QEMU's /proc/PID/maps,
  * which is gone once QEMU exits.  Each address is looked up once.
  */
-void guest_see(struct guest *g, uint64_t addr);
+void guest_see_new(struct guest *g, uint64_t addr);
+static inline void guest_see(struct guest *g, uint64_t addr)
+{
+	/* Most calls go where a recent one went. */
+	if (g->recent[(addr >> 2) & 255] != (addr | 1))
+		guest_see_new(g, addr);
+}
 /* DST, new, gets SRC's images and guest_base (a forked process, same files). */
 void guest_copy(struct guest *dst, const struct guest *src);
 

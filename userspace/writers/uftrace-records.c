@@ -101,7 +101,7 @@ static inline void put(struct uftrace *u, struct uthread *t, uint64_t ts, int ty
 
 /* Entries the time filter held back, of frames still open: they come
  * before any record that follows them. */
-static void put_pending(struct uftrace *u, struct uthread *t)
+static void put_held(struct uftrace *u, struct uthread *t)
 {
 	for (; t->written < t->depth; t->written++) {
 		struct frame *f = &t->stack[t->written];
@@ -111,6 +111,12 @@ static void put_pending(struct uftrace *u, struct uthread *t)
 			f->flags |= FR_WRITTEN;
 		}
 	}
+}
+
+static inline void put_pending(struct uftrace *u, struct uthread *t)
+{
+	if (t->written < t->depth)
+		put_held(u, t);
 }
 
 static struct callee *callee_slot(struct callee *v, size_t cap, uint64_t key)
@@ -123,7 +129,7 @@ static struct callee *callee_slot(struct callee *v, size_t cap, uint64_t key)
 }
 
 /* What a call of ADDR runs, looked up once per address. */
-static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t addr)
+static const struct callee *callee_new(struct uftrace *u, struct guest *g, uint64_t addr)
 {
 	struct guest_loc loc = {0};
 	struct callee *c;
@@ -134,6 +140,7 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 
 		u->callees_cap = cap ? cap * 2 : 1024;
 		u->callees = xcalloc(u->callees_cap, sizeof(*u->callees));
+		u->last_callee = NULL;
 		for (size_t i = 0; i < cap; i++)
 			if (old[i].key)
 				*callee_slot(u->callees, u->callees_cap, old[i].key) = old[i];
@@ -154,13 +161,21 @@ static const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t 
 	return c;
 }
 
+/* The same, from the slot of the last call (loops call one function). */
+static inline const struct callee *callee(struct uftrace *u, struct guest *g, uint64_t addr)
+{
+	if (!u->last_callee || u->last_callee->key != addr + 1)
+		u->last_callee = callee_new(u, g, addr);
+	return u->last_callee;
+}
+
 /*
  * Function C is entered at TS, SP.  The entry of code that is not a named
  * function's start (a PLT stub, a trampoline on the stack) is held back:
  * a jump from it to a function (QJ_CALL_JUMP) replaces it.
  */
-static void enter(struct uftrace *u, struct uthread *t, const struct callee *c, uint64_t sp,
-		  uint64_t ts)
+static inline void enter(struct uftrace *u, struct uthread *t, const struct callee *c, uint64_t sp,
+			 uint64_t ts)
 {
 	const struct callfilter *f = u->filter;
 	const struct frame *p = t->depth ? &t->stack[t->depth - 1] : NULL;
@@ -188,12 +203,16 @@ static void enter(struct uftrace *u, struct uthread *t, const struct callee *c, 
 		put(u, t, ts, REC_ENTRY, fr.rdepth, fr.addr);
 		fr.flags |= FR_WRITTEN;
 	}
-	grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
+	if (t->depth == t->cap)
+		grow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
+	/* Written, on frames all written: nothing below it is pending. */
+	if ((fr.flags & FR_WRITTEN) && t->written == t->depth)
+		t->written++;
 	t->stack[t->depth++] = fr;
 }
 
 /* The innermost frame is left at TS. */
-static void leave(struct uftrace *u, struct uthread *t, uint64_t ts)
+static inline void leave(struct uftrace *u, struct uthread *t, uint64_t ts)
 {
 	struct frame *fr = &t->stack[t->depth - 1];
 

@@ -92,6 +92,7 @@ struct uftrace {
 	/* What each address called runs (open addressing; key 0 is free). */
 	struct callee *callees;
 	size_t ncallees, callees_cap;
+	const struct callee *last_callee; /* the slot callee() found last, or NULL */
 };
 
 /* A call target: the function it runs (past a thunk), its filter bits. */
