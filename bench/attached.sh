@@ -56,7 +56,7 @@ run_mode() {
 		# A subshell runs this: the counts go to files.
 		echo "$l" >>"$work/lost"
 		sed -nE 's/^qemu-jitbpf: ([0-9]+) TBs, .*/\1/p' "$err" >"$work/tbs"
-		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU$/\1/p' "$err")
+		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU, .*$/\1/p' "$err")
 		sed -nE 's/^qemu-jitbpf: peak RSS [0-9]+ KiB, ([0-9.]+) s of CPU$/\1/p' "$err" >>"$work/toolcpu"
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$err")"
 	fi

@@ -315,6 +315,7 @@ struct calls_ctx {
 	__u32 tid;
 	__u64 *lost; /* this thread's entry in calls_lost */
 	__u64 clock[4];
+	__u64 seq, sync;
 };
 
 /* Fill record R with the N (<= MAX) events from FIRST on, and submit it. */
@@ -324,11 +325,14 @@ static __always_inline void fill_calls(struct qj_calls *r, struct calls_ctx *c, 
 	__u64 len = n * QJ_CALL_EVENT_SIZE;
 
 	fill_hdr(&r->hdr, QJ_EV_CALLS, c->ts);
+	r->hdr.tid = c->tid;
 	r->cpu = c->cpu;
 	r->level = c->level;
 	r->pad = 0;
 	r->n = n;
 	__builtin_memcpy(r->clock, c->clock, sizeof(r->clock));
+	r->seq = c->seq;
+	r->sync = c->sync;
 	/* Only this thread writes its entry: no other can race. */
 	r->lost = *c->lost;
 	*c->lost = 0;
@@ -377,15 +381,22 @@ static long send_calls(__u32 idx, struct calls_ctx *c)
 }
 
 SEC("usdt")
-int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clock)
+int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clock, __s32 held,
+	     __u64 seq, __u64 sync)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	struct calls_ctx c = {
 		.ts = bpf_ktime_get_ns(),
 		.events = events,
 		.count = n > QJ_CALLS_MAX_BATCH ? QJ_CALLS_MAX_BATCH : n,
 		.cpu = cpu,
 		.level = level,
-		.tid = (__u32)bpf_get_current_pid_tgid(),
+		/* A batch held while we attached is reported by another
+		 * thread: it is the main thread's (held is 0 before 10.2.2's
+		 * patch 27, and for every batch not held). */
+		.tid = held ? id >> 32 : (__u32)id,
+		.seq = seq,
+		.sync = sync,
 	};
 	__u64 zero = 0;
 
@@ -406,6 +417,22 @@ int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clo
 		return 0;
 	}
 	bpf_loop(QJ_CALLS_MAX_BATCH / QJ_CALLS_PER_REC + 2, send_calls, &c, 0);
+	return 0;
+}
+
+/*
+ * QEMU waits for us to read its call batches (we fell 64 behind): it
+ * waits, instead of handing over more, because we listen here.
+ */
+SEC("usdt")
+int BPF_USDT(jit_calls_wait, __u64 unread)
+{
+	struct qj_hdr *r = reserve(sizeof(*r));
+
+	if (r) {
+		fill_hdr(r, QJ_EV_CALLS_WAIT, bpf_ktime_get_ns());
+		qj_submit(&events, r, wake_bytes, true);
+	}
 	return 0;
 }
 

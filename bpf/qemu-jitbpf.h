@@ -39,6 +39,9 @@
  * clock again, and sleeps at most this long (ms) when nothing wakes it. */
 #define QJ_CONSUME_MAX 4096
 #define QJ_IDLE_MS     100
+/* How often we tell QEMU how far we have read its call batches: it waits
+ * for us when 64 are unread (10.2.2's JIT_CALLS_UNREAD_MAX). */
+#define QJ_CALLS_TELL 8
 
 enum qj_event_type {
 	QJ_EV_TBS = 1,	  /* struct qj_tbs: part of a batch of TB reports */
@@ -57,6 +60,7 @@ enum qj_event_type {
 	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
 	QJ_EV_MMAP,	  /* struct qj_image: code the guest mapped from a file; bias holds
 			   * the file offset mapped at start */
+	QJ_EV_CALLS_WAIT, /* struct qj_hdr: QEMU waits for us to read its call batches */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -152,6 +156,13 @@ struct qj_calls {
 	__s32 level; /* system mode: privilege level (x86 CPL, Arm EL), or -1 */
 	__u32 pad;
 	__u64 clock[4];
+	/*
+	 * QEMU 10.2.2 from patch 28: the batch is the SEQth of its process,
+	 * and we say how far we have read at SYNC + 8 (QEMU's JitCallSync).
+	 * 0 and 0 before.
+	 */
+	__u64 seq;
+	__u64 sync;
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
 };
 

@@ -289,11 +289,20 @@ launched_qemu() { # GUEST-NAME -> $qemu
 	rm -f "/tmp/perf-$qemu.map"
 }
 
-# Start the hot guest under a QEMU asked to hold its reports for a tracer
-# (QEMU_JIT_ATTACH_HOLD, as the tool sets it when it launches QEMU); the
-# QEMU's pid in $qemu.  The guest runs at once, with nobody attached.
-start_holding_qemu() { # ROUNDS
-	start_bg sh -c 'QEMU_JIT_ATTACH_HOLD=$$ exec "$0" "$@"' "$Q" "$(guest x86_64 hot)" "$1"
+# Start a guest (hot ROUNDS, unless given) under a QEMU asked to hold its
+# reports for a tracer (QEMU_JIT_ATTACH_HOLD, as the tool sets it when it
+# launches QEMU; or another VARIABLE); the QEMU's pid in $qemu.  The guest
+# runs at once, with nobody attached.
+start_holding_qemu() { # ROUNDS | VARIABLE GUEST ARGS...
+	local var=QEMU_JIT_ATTACH_HOLD
+	if [ $# -gt 1 ]; then
+		var=$1
+		shift
+	else
+		set -- hot "$1"
+	fi
+	start_bg env HOLD_VAR="$var" sh -c 'export $HOLD_VAR=$$; exec "$0" "$@"' "$Q" \
+		"$(guest x86_64 "$1")" "${@:2}"
 	qemu=$BG_PID
 	local t=100
 	while [ ! -s "$BATS_TEST_TMPDIR/bg.out" ] && [ "$t" -gt 0 ]; do
@@ -329,20 +338,93 @@ start_holding_qemu() { # ROUNDS
 	[ "$(cat "$D/bg.out")" = "$("$(guest x86_64 hot)" 300)" ] || fail "guest printed $(cat "$D/bg.out")"
 }
 
-@test "a launched QEMU runs the guest while the tool attaches, except for --uftrace and --profile" {
+@test "a QEMU holding its calls runs the guest at once; a tool that attaches after the guest ended records all of them" {
+	local expected actual
+	start_holding_qemu QEMU_JIT_ATTACH_HOLD_CALLS calls count 300
+	kill -0 "$qemu" || fail "QEMU did not wait for a tracer at exit"
+	run "$QEMU_JITBPF" -v --uftrace="$D/u" -p "$qemu"
+	assert_success
+	assert_line --partial ", 0 events lost"
+	wait_bg 5
+	[ "$BG_STATUS" -eq 0 ] || fail "QEMU exited with $BG_STATUS"
+	[ "$(cat "$D/bg.out")" = "$("$BUILD/guests/native/calls" count 300)" ] ||
+		fail "guest printed $(cat "$D/bg.out")"
+	# Every call since the first block, main's included, as native
+	# uftrace records the -pg build; all of them the main thread's.
+	uftrace record -d "$D/native" "$BUILD/guests/native/calls-pg" count 300 >/dev/null
+	expected=$(uftrace_counts "$D/native")
+	actual=$(uftrace_counts "$D/u")
+	grep -q '^main 1$' <<<"$expected" || fail "native: $expected"
+	[ "$actual" = "$expected" ] || fail "counts differ: expected $(echo $expected), got $(echo $actual)"
+	[ -f "$D/u/$qemu.dat" ] || fail "no task $qemu: $(ls "$D/u")"
+}
+
+@test "QEMU waits for a tool that falls behind its calls instead of losing them" {
+	local tool fibs
+	# -D 5 keeps the data small; every event still crosses the ring.
+	start_bg "$QEMU_JITBPF" -v --uftrace="$D/u" -D 5 -- "$Q" "$(guest x86_64 fib)" 32
+	tool=$BG_PID
+	wait_bg_err 'handshake after'
+	# The ring holds ~12 ms of this guest's calls: stop reading for 0.3 s.
+	kill -STOP "$tool"
+	sleep 0.3
+	kill -CONT "$tool"
+	wait_bg 120
+	[ "$BG_STATUS" -eq 0 ] || fail "exit $BG_STATUS: $(cat "$D/bg.err")"
+	[ "$(cat "$D/bg.out")" = "fib(32) = 2178309" ] || fail "guest printed $(cat "$D/bg.out")"
+	grep -q ', 0 events lost$' "$D/bg.err" || fail "$(cat "$D/bg.err")"
+	grep -Eq '^qemu-jitbpf: QEMU waited [1-9][0-9]* times for us to read its calls$' \
+		"$D/bg.err" || fail "QEMU did not wait: $(cat "$D/bg.err")"
+	fibs=$(uftrace report -d "$D/u" -s call 2>/dev/null | awk '$6 == "fib" { print $5 }')
+	# main() is at depth 3: fib(32), fib(31) and fib(30).
+	[ "$fibs" = 3 ] || fail "fib recorded $fibs times down to depth 5"
+}
+
+@test "QEMU gives up waiting, once, for a tracer that listens to jit_calls_wait but never says where it read" {
+	local bin
+	bin=$(readlink -f "$Q")
+	run bpftrace -e "usdt:$bin:qemu:jit_calls { @calls = count(); }
+		usdt:$bin:qemu:jit_calls_wait { @waits = count(); }" -c "$Q $(guest x86_64 fib) 30"
+	assert_success
+	assert_line "fib(30) = 832040"
+	assert_line "@waits: 1"
+	assert_line --regexp '^@calls: [0-9]{4}$'
+}
+
+@test "guest threads that end give their call buffers back: QEMU's memory stays flat" {
+	local rss
+	run "$QEMU_JITBPF" -v --uftrace="$D/u" -- "$Q" "$(guest x86_64 hostile)" churn 3000
+	assert_success
+	assert_line --regexp '^churn 3000 [0-9a-f]+$'
+	assert_line --partial ", 0 events lost"
+	rss=$(sed -nE 's/^qemu-jitbpf: QEMU used .* peak RSS ([0-9]+) KiB$/\1/p' <<<"$output")
+	echo "# QEMU's peak RSS: $rss KiB" >&3
+	# Each thread's buffer is 96 KiB, of which this guest's calls touch a
+	# few pages: 3000 kept took QEMU to 86 MB.
+	[ -n "$rss" ] && [ "$rss" -lt $((48 * 1024)) ] || fail "QEMU grew to $rss KiB"
+	run uftrace report -d "$D/u" -s call -F worker
+	assert_success
+	assert_output --regexp '3000 +worker'
+}
+
+@test "a launched QEMU runs the guest while the tool attaches, except for --profile" {
 	# The tool asks for it in QEMU's environment; what QEMU was asked
 	# shows in its /proc/PID/environ while a long guest runs.
-	local mode
+	local mode var
 	for mode in --perfmap --uftrace="$D/u" --profile="$D/p.pb.gz"; do
 		start_bg "$QEMU_JITBPF" "$mode" -- "$Q" "$(guest x86_64 spin)" 2000000
 		launched_qemu spin
-		if [ "$mode" = --perfmap ]; then
-			tr '\0' '\n' <"/proc/$qemu/environ" | grep -qx "QEMU_JIT_ATTACH_HOLD=$qemu" ||
-				fail "$mode: QEMU was not asked to hold"
-		else
-			! tr '\0' '\n' <"/proc/$qemu/environ" | grep -q "^QEMU_JIT_ATTACH_HOLD=" ||
-				fail "$mode: QEMU was asked to hold"
+		case $mode in
+		--perfmap) var=QEMU_JIT_ATTACH_HOLD ;;
+		--uftrace=*) var=QEMU_JIT_ATTACH_HOLD_CALLS ;;
+		*) var= ;;
+		esac
+		if [ -n "$var" ]; then
+			tr '\0' '\n' <"/proc/$qemu/environ" | grep -qx "$var=$qemu" ||
+				fail "$mode: QEMU was not asked to hold ($var)"
 		fi
+		tr '\0' '\n' <"/proc/$qemu/environ" | grep -E "^QEMU_JIT_ATTACH_HOLD(_CALLS)?=" |
+			grep -vqx "$var=$qemu" && fail "$mode: QEMU was asked to hold otherwise"
 		tr '\0' '\n' <"/proc/$qemu/environ" | grep -qx "QEMU_JIT_ATTACH_WAIT=$qemu" ||
 			fail "$mode: QEMU was not asked to wait"
 		kill "$qemu"

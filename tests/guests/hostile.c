@@ -7,6 +7,7 @@
  *   sptop N     the same with the stack and frame pointers at the top of
  *               the address space
  *   threads N   N threads at once, each calling a few functions
+ *   churn N     N threads one after another, each calling a few functions
  *   exec N      exec itself N times (through /proc/self/exe), then print
  *   deep N      N recursions 3000 calls deep: a call tracer's stack deeper
  *               than uftrace's max_stack (1024) most of the time
@@ -85,6 +86,25 @@ static void *__attribute__((noinline)) worker(void *arg)
 	return (void *)x;
 }
 
+/* N threads one after another: what each leaves behind adds up. */
+static unsigned long churn(long n)
+{
+	unsigned long sum = 0;
+
+	for (long i = 0; i < n; i++) {
+		pthread_t t;
+		void *r;
+
+		if (pthread_create(&t, NULL, worker, (void *)i)) {
+			fprintf(stderr, "thread %ld: cannot create\n", i);
+			exit(1);
+		}
+		pthread_join(t, &r);
+		sum ^= (unsigned long)r;
+	}
+	return sum;
+}
+
 static int threads(long n)
 {
 	pthread_t *t = calloc(n, sizeof(*t));
@@ -134,6 +154,8 @@ int main(int argc, char **argv)
 		x = bad_frames(~0xfUL, n * 1000000UL, 1);
 	else if (!strcmp(mode, "threads"))
 		return threads(n);
+	else if (!strcmp(mode, "churn"))
+		x = churn(n);
 	else if (!strcmp(mode, "deep"))
 		for (long i = x = 0; i < n; i++)
 			x += deep(3000);
@@ -147,7 +169,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "exec"))
 		x = leaf(n);
 	else {
-		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads|exec|deep [N]\n");
+		fprintf(stderr, "usage: hostile fploop|fpwild|sptop|threads|churn|exec|deep [N]\n");
 		return 2;
 	}
 	printf("%s %ld %lx\n", mode, n, x);

@@ -59,18 +59,20 @@ static void default_profile(struct engine_opts *o, pid_t pid)
 static int find_root(struct engine *e, const struct binary **bin)
 {
 	const struct engine_opts *o = e->o;
+	/*
+	 * A QEMU that can hold its reports runs the guest while we attach
+	 * (with calls instrumented from its first block when we want them),
+	 * unless we sample: the sampler needs to know where every vCPU's
+	 * registers are from the start.
+	 */
+	enum target_hold hold = o->profile ? HOLD_NONE : HOLD_REPORTS;
 	struct proc *p;
 	int err;
 
-	/*
-	 * A QEMU that can hold its reports runs the guest while we attach,
-	 * unless it must know from its first block what we listen to: calls
-	 * are instrumented when translated, and the sampler needs to know
-	 * where every vCPU's registers are from the start.
-	 */
+	if (hold && o->uftrace)
+		hold = HOLD_CALLS;
 	if (o->cmd)
-		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL,
-				    !o->uftrace && !o->profile);
+		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL, hold);
 	else
 		err = target_attach(&e->root, o->pid);
 	if (err) {
@@ -270,7 +272,8 @@ static bool following(struct engine *e)
  * at a time: a guest that makes records faster than we read them
  * (millions of calls a second) would keep an unbounded drain from ever
  * returning.  It loses events instead, counted, and -d and Ctrl-C still
- * stop us.  While the ring had more, no wait.
+ * stop us (a QEMU that knows how waits for us instead: procs_tick() tells
+ * it how far we have read its calls).  While the ring had more, no wait.
  */
 static int loop(struct engine *e)
 {
@@ -368,6 +371,11 @@ static void summary(struct engine *e, long long uft_records)
 		pr_dbg("%" PRIu64 " TB reports from before the handshake (QEMU held them while we "
 		       "attached)",
 		       e->tbs_held);
+	if (e->calls_waits)
+		pr_dbg("QEMU waited %" PRIu64 " times for us to read its calls", e->calls_waits);
+	if (e->calls_untold)
+		pr_dbg("%" PRIu64 " times we could not tell QEMU how far we had read its calls",
+		       e->calls_untold);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
 		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
@@ -433,8 +441,8 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (e->tree && e->root.exited && e->root.launched)
-		pr_dbg("%s used %.3f s of CPU", e->root.native ? "the command" : "QEMU",
-		       e->root.cpu_s);
+		pr_dbg("%s used %.3f s of CPU, peak RSS %ld KiB",
+		       e->root.native ? "the command" : "QEMU", e->root.cpu_s, e->root.maxrss_kib);
 	if (running) {
 		detach(e, warmup_fd, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);

@@ -257,6 +257,8 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->tbs_early += s->jm.tbs_early;
 	e->tbs_held += s->jm.tbs_held;
 	e->tbs_incomplete += s->jm.tbs_incomplete;
+	e->calls_waits += s->calls_waits;
+	e->calls_untold += s->calls_untold;
 	e->bytes += s->bytes;
 	if (gone && p->links.n)
 		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);
@@ -424,6 +426,7 @@ void procs_tick(struct engine *e, uint64_t now, bool reap)
 			}
 			if (p->s.smp)
 				profiler_resolve(p->s.smp, &p->s.jm, now);
+			session_calls_read(&p->s);
 			/* Its exit record was lost (counted): end it all the same. */
 			if (reap && !running(p->t->pid)) {
 				if (!p->gone_ns) {

@@ -26,8 +26,14 @@ struct session {
 	struct samples *smp; /* the profiler's, or NULL */
 	bool want_jitdump;
 	struct jitdump *jd;
-	struct uftrace *uft;  /* where its calls go (a tree's, or its own), or NULL */
-	bool prologue_loaded; /* in the jitdump */
+	struct uftrace *uft;   /* where its calls go (a tree's, or its own), or NULL */
+	bool prologue_loaded;  /* in the jitdump */
+	int mem_fd;	       /* its /proc/PID/mem, where we say how far we read */
+	uint64_t calls_seq;    /* the last batch of calls read, */
+	uint64_t calls_sync;   /* where to say so (QEMU's JitCallSync), */
+	uint64_t calls_told;   /* what we last said */
+	uint64_t calls_untold; /* said in vain */
+	uint64_t calls_waits;  /* QEMU waited for us */
 	uint64_t bytes;
 	char *marker_path;
 	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
@@ -38,6 +44,8 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 		  bool jitdump, struct uftrace *uft);
 /* One record of the ring buffer, of this process. */
 void session_event(struct session *s, const void *data, size_t size);
+/* Tell QEMU how far we have read its calls, if further than we said. */
+void session_calls_read(struct session *s);
 /*
  * Once our handshake came: did it bring what the files need (the prologue
  * if NEED_PROLOGUE, guest images, a jitdump marker if one is wanted)?

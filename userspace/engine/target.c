@@ -273,7 +273,7 @@ int target_attach(struct target *t, pid_t pid)
 	return inspect(t, false);
 }
 
-int target_launch(struct target *t, char **argv, const char *jitdump_dir, bool hold)
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold)
 {
 	char exe[64];
 	int status, err;
@@ -293,8 +293,10 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir, bool h
 		snprintf(self, sizeof(self), "%d", (int)getpid());
 		setenv("QEMU_JIT_ATTACH_WAIT", self, 1);
 		/* A QEMU that knows how holds instead of waiting. */
-		if (hold)
+		if (hold == HOLD_REPORTS)
 			setenv("QEMU_JIT_ATTACH_HOLD", self, 1);
+		else if (hold == HOLD_CALLS)
+			setenv("QEMU_JIT_ATTACH_HOLD_CALLS", self, 1);
 		/* Stop at exec: QEMU is checked before it runs. */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[0], argv);
@@ -366,6 +368,7 @@ bool target_alive(struct target *t)
 			t->exited = t->reaped = true;
 			t->cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 				   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+			t->maxrss_kib = ru.ru_maxrss;
 		}
 	} else if (kill(t->pid, 0) && errno == ESRCH) {
 		t->exited = true;

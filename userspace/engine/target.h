@@ -29,9 +29,10 @@ struct target {
 	bool stopped; /* launched, stopped at exec until target_resume() */
 	bool held;    /* launched, kept from running guest code until then */
 	bool exited;
-	bool reaped;  /* launched, and its own exit (not ours) gave status */
-	int status;   /* wait status of a launched QEMU once reaped */
-	double cpu_s; /* CPU time of a launched QEMU once exited, user + system */
+	bool reaped;	 /* launched, and its own exit (not ours) gave status */
+	int status;	 /* wait status of a launched QEMU once reaped */
+	double cpu_s;	 /* CPU time of a launched QEMU once exited, user + system */
+	long maxrss_kib; /* and its peak RSS */
 };
 
 /* 0, or -errno with the reason printed. */
@@ -42,12 +43,17 @@ int target_attach(struct target *t, pid_t pid);
  * is gone, with T usable all the same (root's, exe unknown).
  */
 int target_observe(struct target *t, pid_t pid);
+/* What a launched QEMU does while we attach. */
+enum target_hold {
+	HOLD_NONE,    /* wait for our probes after its initialization */
+	HOLD_REPORTS, /* run on and hold its reports until we listen */
+	HOLD_CALLS,   /* the same, with calls and returns reported from the start */
+};
 /*
  * Start ARGV stopped after exec; JITDUMP_DIR, when set, for QEMU.  A QEMU
- * is asked to wait for our probes after its initialization or, with HOLD,
- * to run on and hold its reports until we listen.
+ * that cannot HOLD waits instead.
  */
-int target_launch(struct target *t, char **argv, const char *jitdump_dir, bool hold);
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold);
 /* Let a launched QEMU run guest code (once the probes are attached). */
 void target_resume(struct target *t);
 /* Kill a launched QEMU we cannot trace (its status is then not ours). */
