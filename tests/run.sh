@@ -11,7 +11,7 @@ fi
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-bats --tap "$@" | tee "$log"
+bats --tap --timing "$@" | tee "$log"
 status=${PIPESTATUS[0]}
 
 planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | head -n 1)
