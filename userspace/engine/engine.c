@@ -373,9 +373,6 @@ static void summary(struct engine *e, long long uft_records)
 		       e->tbs_held);
 	if (e->calls_waits)
 		pr_dbg("QEMU waited %" PRIu64 " times for us to read its calls", e->calls_waits);
-	if (e->calls_untold)
-		pr_dbg("%" PRIu64 " times we could not tell QEMU how far we had read its calls",
-		       e->calls_untold);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
 		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

@@ -101,7 +101,7 @@ struct engine {
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
 	uint64_t tbs_early, tbs_held, tbs_incomplete;
-	uint64_t calls_waits, calls_untold; /* QEMU waited for us; we could not tell it */
+	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 
 /* procs.c: the processes followed. */

@@ -30,7 +30,7 @@ struct binary {
 	bool system;	 /* a system emulator: loader_elf_image, jit_guest_ram */
 	bool fork_wait;	 /* qemu:jit_fork_wait: a child waits for us */
 	bool guest_mmap; /* qemu:linux_user_guest_mmap: libraries as mapped */
-	bool calls_wait; /* qemu:jit_calls_wait: we read call batches in place */
+	bool calls_wait; /* qemu:jit_calls_wait: it waits for us to read its calls */
 	bool via_proc;	 /* PATH is a process's /proc/PID/exe (see scope.c) */
 };
 

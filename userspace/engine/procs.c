@@ -258,7 +258,6 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->tbs_held += s->jm.tbs_held;
 	e->tbs_incomplete += s->jm.tbs_incomplete;
 	e->calls_waits += s->calls_waits;
-	e->calls_untold += s->calls_untold;
 	e->bytes += s->bytes;
 	if (gone && p->links.n)
 		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);

@@ -29,6 +29,10 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
 		s->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (s->mem_fd < 0)
+			pr_dbg("pid %d: cannot open %s (%s): QEMU will not know how far we "
+			       "read its calls",
+			       (int)t->pid, path, strerror(errno));
 	}
 }
 
@@ -38,11 +42,11 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
  * (whichever threads run the vCPUs): 10 * (vCPU + 1) + level, the level
  * being the x86 CPL or the Arm EL.
  */
-static uint32_t calls_task(const struct session *s, uint32_t tid, int32_t cpu, int32_t level)
+static uint32_t calls_task(const struct session *s, const struct qj_calls *r)
 {
-	if (!s->target->system || cpu < 0)
-		return tid;
-	return 10 * ((uint32_t)cpu + 1) + (level >= 0 && level <= 9 ? level : 0);
+	if (!s->target->system || r->cpu < 0)
+		return r->hdr.tid;
+	return 10 * ((uint32_t)r->cpu + 1) + (r->level >= 0 && r->level <= 9 ? r->level : 0);
 }
 
 /*
@@ -55,18 +59,18 @@ static uint32_t calls_task(const struct session *s, uint32_t tid, int32_t cpu, i
 _Static_assert(sizeof(struct qj_call_event) == QJ_CALL_EVENT_SIZE, "QEMU's JitCallEvent");
 _Static_assert(offsetof(struct qj_calls, ev) % 8 == 0, "events read in place");
 
-/* N events EV read with CLOCK, in nanoseconds: EV, or converted into BUF. */
-static const struct qj_call_event *calls_to_ns(const __u64 clock[4], const struct qj_call_event *ev,
-					       uint32_t n, struct qj_call_event *buf)
+/* The events of R in nanoseconds: R's own, or converted into BUF. */
+static const struct qj_call_event *calls_to_ns(const struct qj_calls *r, uint32_t n,
+					       struct qj_call_event *buf)
 {
-	uint64_t t0 = clock[0], n0 = clock[1], t1 = clock[2], n1 = clock[3];
+	const struct qj_call_event *ev = (const struct qj_call_event *)r->ev; /* 8-aligned */
+	uint64_t t0 = r->clock[0], n0 = r->clock[1], t1 = r->clock[2], n1 = r->clock[3];
 	double scale;
 
 	if (!t0 && !n0 && !t1 && !n1)
 		return ev;
 	scale = t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0;
-	if (buf != ev)
-		memcpy(buf, ev, n * sizeof(*ev));
+	memcpy(buf, ev, n * sizeof(*ev));
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t t = buf[i].ts;
 
@@ -80,26 +84,20 @@ static const struct qj_call_event *calls_to_ns(const __u64 clock[4], const struc
 	return buf;
 }
 
-/* N events of task TASK, the LOST before them marked, to the uftrace data. */
-static void feed_calls(struct session *s, uint32_t task, const struct qj_call_event *ev, uint32_t n,
-		       uint64_t lost)
-{
-	uftrace_events(s->uft, s->target->pid, task, ev, n, lost, &s->jm.guest);
-	for (uint32_t i = 0; i < n; i++)
-		if (QJ_CALL_KIND(ev[i].addr) == QJ_CALL_CALL)
-			guest_see(&s->jm.guest, QJ_CALL_ADDR(ev[i].addr));
-}
-
 static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
 {
 	static struct qj_call_event buf[QJ_CALLS_PER_REC];
 	size_t room = (size - offsetof(struct qj_calls, ev)) / QJ_CALL_EVENT_SIZE;
 	uint32_t n = r->n > QJ_CALLS_PER_REC ? QJ_CALLS_PER_REC : r->n;
+	const struct qj_call_event *ev;
 
 	if (n > room)
 		n = room;
-	feed_calls(s, calls_task(s, r->hdr.tid, r->cpu, r->level),
-		   calls_to_ns(r->clock, (const struct qj_call_event *)r->ev, n, buf), n, r->lost);
+	ev = calls_to_ns(r, n, buf);
+	uftrace_events(s->uft, s->target->pid, calls_task(s, r), ev, n, r->lost, &s->jm.guest);
+	for (uint32_t i = 0; i < n; i++)
+		if (QJ_CALL_KIND(ev[i].addr) == QJ_CALL_CALL)
+			guest_see(&s->jm.guest, QJ_CALL_ADDR(ev[i].addr));
 	if (r->seq > s->calls_seq) {
 		s->calls_seq = r->seq;
 		s->calls_sync = r->sync;
@@ -111,15 +109,13 @@ static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
 
 void session_calls_read(struct session *s)
 {
-	uint64_t seq = s->calls_seq;
-
-	/* A QEMU that cannot be told waits a second each time, then runs
-	 * on: nothing else can be done for it. */
-	if (seq == s->calls_told || s->mem_fd < 0)
-		return;
-	if (pwrite(s->mem_fd, &seq, sizeof(seq), s->calls_sync + 8) != sizeof(seq))
-		s->calls_untold++;
-	s->calls_told = seq;
+	/* A QEMU that cannot be told (it exited) needs it no more, or
+	 * waits for us a second once. */
+	if (s->calls_seq != s->calls_told && s->mem_fd >= 0 &&
+	    pwrite(s->mem_fd, &s->calls_seq, sizeof(s->calls_seq), s->calls_sync + 8) < 0)
+		pr_dbg("pid %d: cannot say where we read its calls: %s", s->target->pid,
+		       strerror(errno));
+	s->calls_told = s->calls_seq;
 }
 
 /* A run of one guest function's code: a jitdump record, with its lines. */
