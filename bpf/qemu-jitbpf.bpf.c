@@ -421,16 +421,19 @@ int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clo
 }
 
 /*
- * QEMU waits for us to read its call batches (we fell 64 behind): it
- * waits, instead of handing over more, because we listen here.
+ * QEMU waits for us to read its call batches (we fell 64 behind, or came
+ * after batches we never saw): it waits, instead of handing over more,
+ * because we listen here.
  */
 SEC("usdt")
-int BPF_USDT(jit_calls_wait, __u64 unread)
+int BPF_USDT(jit_calls_wait, __u64 unread, __u64 seq, __u64 sync)
 {
-	struct qj_hdr *r = reserve(sizeof(*r));
+	struct qj_calls_wait *r = reserve(sizeof(*r));
 
 	if (r) {
-		fill_hdr(r, QJ_EV_CALLS_WAIT, bpf_ktime_get_ns());
+		fill_hdr(&r->hdr, QJ_EV_CALLS_WAIT, bpf_ktime_get_ns());
+		r->seq = seq;
+		r->sync = sync;
 		qj_submit(&events, r, wake_bytes, true);
 	}
 	return 0;

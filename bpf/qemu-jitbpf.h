@@ -39,9 +39,12 @@
  * clock again, and sleeps at most this long (ms) when nothing wakes it. */
 #define QJ_CONSUME_MAX 4096
 #define QJ_IDLE_MS     100
-/* How often we tell QEMU how far we have read its call batches: it waits
- * for us when 64 are unread (10.2.2's JIT_CALLS_UNREAD_MAX). */
-#define QJ_CALLS_TELL 8
+/*
+ * How often we tell QEMU how far we have read its call batches, by their
+ * weight (each batch weighs its events and 256 more): every 8 full
+ * batches' weight; it waits for us at 64 (10.2.2's JIT_CALLS_UNREAD_MAX).
+ */
+#define QJ_CALLS_TELL (8 * (QJ_CALLS_MAX_BATCH + 256))
 
 enum qj_event_type {
 	QJ_EV_TBS = 1,	  /* struct qj_tbs: part of a batch of TB reports */
@@ -60,7 +63,7 @@ enum qj_event_type {
 	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
 	QJ_EV_MMAP,	  /* struct qj_image: code the guest mapped from a file; bias holds
 			   * the file offset mapped at start */
-	QJ_EV_CALLS_WAIT, /* struct qj_hdr: QEMU waits for us to read its call batches */
+	QJ_EV_CALLS_WAIT, /* struct qj_calls_wait: QEMU waits for us to read its calls */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -157,13 +160,24 @@ struct qj_calls {
 	__u32 pad;
 	__u64 clock[4];
 	/*
-	 * QEMU 10.2.2 from patch 28: the batch is the SEQth of its process,
-	 * and we say how far we have read at SYNC + 8 (QEMU's JitCallSync).
-	 * 0 and 0 before.
+	 * QEMU 10.2.2 from patch 28: what its process handed over up to and
+	 * with this batch, by weight (QJ_CALLS_TELL), and where we say how
+	 * far we have read: SYNC + 8 (QEMU's JitCallSync).  0 and 0 before.
 	 */
 	__u64 seq;
 	__u64 sync;
 	__u8 ev[QJ_CALLS_PER_REC * QJ_CALL_EVENT_SIZE];
+};
+
+/*
+ * QEMU waits for us to say that we have read its batches of calls up to
+ * SEQ, at SYNC + 8 (as with struct qj_calls): a record after all those
+ * batches that we will ever see.  It says so every 10 ms while it waits.
+ */
+struct qj_calls_wait {
+	struct qj_hdr hdr;
+	__u64 seq;
+	__u64 sync;
 };
 
 /* Events hdr.tid lost after its last qj_calls: sent as the thread exits. */

@@ -116,6 +116,28 @@ wait_no_tool() {
 	grep -qa hot_main "$d/jit-$GUEST.dump"
 }
 
+@test "--uftrace one tool after another: the second records as much as the first (QEMU does not wait for what it never saw)" {
+	local d=$BATS_TEST_TMPDIR i n counts=()
+	start_guest "$(qemu_bin 10.2.2 x86_64)" "$d" hot -u "$d/stop"
+	# The first leaves QEMU's JitCallSync.read behind what QEMU hands
+	# over until its code is translated again without the calls.
+	for i in 1 2; do
+		run "$QEMU_JITBPF" -v -p "$GUEST" --uftrace="$d/u$i" -d 1
+		assert_success
+		assert_line --partial ", 0 events lost"
+		n=$(uftrace report -d "$d/u$i" -s call 2>/dev/null | awk '$6 == "hot_main" { print $5 }')
+		echo "# tool $i: hot_main ${n:-0} times, $(grep -o 'QEMU waited [0-9]* times' <<<"$output")" >&3
+		counts+=("${n:-0}")
+	done
+	touch "$d/stop"
+	wait "$GUEST"
+	GUEST=
+	[ "${counts[0]}" -gt 100 ] || fail "the first tool recorded hot_main ${counts[0]} times"
+	# Waiting its second, QEMU would have run the guest for neither.
+	[ $((counts[1] * 2)) -gt "${counts[0]}" ] ||
+		fail "the second tool recorded hot_main ${counts[1]} times, the first ${counts[0]}"
+}
+
 # One churn run: for SECONDS, tools with random outputs and durations come
 # and go on one guest, up to three at a time, one in four killed.
 churn() { # VERSION SECONDS

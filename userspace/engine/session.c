@@ -84,6 +84,15 @@ static const struct qj_call_event *calls_to_ns(const struct qj_calls *r, uint32_
 	return buf;
 }
 
+/* QEMU's batches of calls up to SEQ are read; SYNC is where to say so. */
+static void calls_seen(struct session *s, uint64_t seq, uint64_t sync)
+{
+	if (seq > s->calls_seq) {
+		s->calls_seq = seq;
+		s->calls_sync = sync;
+	}
+}
+
 static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
 {
 	static struct qj_call_event buf[QJ_CALLS_PER_REC];
@@ -98,13 +107,10 @@ static void on_calls(struct session *s, const struct qj_calls *r, size_t size)
 	for (uint32_t i = 0; i < n; i++)
 		if (QJ_CALL_KIND(ev[i].addr) == QJ_CALL_CALL)
 			guest_see(&s->jm.guest, QJ_CALL_ADDR(ev[i].addr));
-	if (r->seq > s->calls_seq) {
-		s->calls_seq = r->seq;
-		s->calls_sync = r->sync;
-		/* QEMU waits once 64 batches are unread: say it as we go. */
-		if (s->calls_seq - s->calls_told >= QJ_CALLS_TELL)
-			session_calls_read(s);
-	}
+	/* QEMU waits once 64 full batches' weight is unread: say it as we go. */
+	calls_seen(s, r->seq, r->sync);
+	if (s->calls_seq - s->calls_told >= QJ_CALLS_TELL)
+		session_calls_read(s);
 }
 
 void session_calls_read(struct session *s)
@@ -220,7 +226,16 @@ void session_event(struct session *s, const void *data, size_t size)
 			on_calls(s, data, size);
 		break;
 	case QJ_EV_CALLS_WAIT:
-		s->calls_waits++;
+		/* What came before it is read: that is all we will see. */
+		if (s->uft && size >= sizeof(struct qj_calls_wait)) {
+			const struct qj_calls_wait *w = data;
+
+			/* (It says so every 10 ms while it waits.) */
+			s->calls_waits += w->seq != s->calls_waited;
+			s->calls_waited = w->seq;
+			calls_seen(s, w->seq, w->sync);
+			session_calls_read(s);
+		}
 		break;
 	case QJ_EV_CALLS_LOST:
 		/* A VM's tasks are vCPUs: its threads' ends are not theirs. */

@@ -32,7 +32,8 @@ struct session {
 	uint64_t calls_seq;   /* the last batch of calls read, */
 	uint64_t calls_sync;  /* where to say so (QEMU's JitCallSync), */
 	uint64_t calls_told;  /* what we last said */
-	uint64_t calls_waits; /* QEMU waited for us */
+	uint64_t calls_waits; /* QEMU waited for us, */
+	uint64_t calls_waited; /* last at this seq */
 	uint64_t bytes;
 	char *marker_path;
 	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
