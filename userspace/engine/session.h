@@ -26,13 +26,13 @@ struct session {
 	struct samples *smp; /* the profiler's, or NULL */
 	bool want_jitdump;
 	struct jitdump *jd;
-	struct uftrace *uft;  /* where its calls go (a tree's, or its own), or NULL */
-	bool prologue_loaded; /* in the jitdump */
-	int mem_fd;	      /* its /proc/PID/mem, where we say how far we read */
-	uint64_t calls_seq;   /* the last batch of calls read, */
-	uint64_t calls_sync;  /* where to say so (QEMU's JitCallSync), */
-	uint64_t calls_told;  /* what we last said */
-	uint64_t calls_waits; /* QEMU waited for us, */
+	struct uftrace *uft;   /* where its calls go (a tree's, or its own), or NULL */
+	bool prologue_loaded;  /* in the jitdump */
+	int mem_fd;	       /* its /proc/PID/mem, where we say how far we read */
+	uint64_t calls_seq;    /* the last batch of calls read, */
+	uint64_t calls_sync;   /* where to say so (QEMU's JitCallSync), */
+	uint64_t calls_told;   /* what we last said */
+	uint64_t calls_waits;  /* QEMU waited for us, */
 	uint64_t calls_waited; /* last at this seq */
 	uint64_t bytes;
 	char *marker_path;
