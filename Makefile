@@ -87,7 +87,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all tool help deps qemu qemu-all qemu-ref binfmt-install binfmt-uninstall guests tests check check-asan test bench demo fuzz fuzzers \
-	install clean distclean
+	format install clean distclean
 
 all: tool guests
 
@@ -172,6 +172,11 @@ fuzzers: $(FUZZERS)
 fuzz: $(FUZZERS)
 	@FUZZ_TIME=$(FUZZ_TIME) fuzz/run.sh $(FUZZ_OBJ) $(FUZZ_TARGETS)
 
+FORMATTED = $(wildcard userspace/*.[ch] userspace/*/*.[ch] bpf/*.[ch] fuzz/*.[ch] fuzz/seeds/*.c)
+
+format:
+	clang-format --style=file -i $(FORMATTED)
+
 help:
 	@echo "make demo        attach late to a running guest; perf names its functions"
 	@echo "make check       install deps, build QEMU 10.2.2 and 7.2, run all tests"
@@ -186,6 +191,7 @@ help:
 	@echo "make test        run the bats suite on what is built"
 	@echo "make check-asan  the suite again on the tool built with ASan and UBSan"
 	@echo "make fuzz        run each fuzz target FUZZ_TIME seconds (300); build/fuzz keeps finds"
+	@echo "make format      clang-format the C sources in place (tests/build.bats checks them)"
 
 deps:
 	@scripts/deps.sh
