@@ -383,8 +383,18 @@ demo:
 BPFTRACE_TOOLS := qemu-jit-events qemu-tbstat
 TOOLS_DIR := $(PREFIX)/share/qemu-jitbpf/tools
 
+# The service (service/): what it may do, and nothing more (docs/design.md,
+# "Least privilege"; tests/production.bats runs the suite's scenarios with
+# the set the installed unit names).
+SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE \
+	CAP_CHECKPOINT_RESTORE CAP_CHOWN CAP_FOWNER
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+
 install: $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(TOOLS_DIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR) \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/qemu-jitbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/
@@ -394,6 +404,22 @@ install: $(TOOL)
 		install -m 0755 tools/$$t $(DESTDIR)$(TOOLS_DIR)/ && \
 		ln -sf ../share/qemu-jitbpf/tools/$$t $(DESTDIR)$(PREFIX)/bin/$$t || exit 1; \
 	done
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@CAPS@|$(SERVICE_CAPS)|g' service/qemu-jitbpf.service.in \
+		>$(DESTDIR)$(UNITDIR)/qemu-jitbpf.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/qemu-jitbpf.service
+	install -m 0644 service/qemu-jitbpf.sysusers $(DESTDIR)$(SYSUSERSDIR)/qemu-jitbpf.conf
+	@# An edited configuration stays; the default goes beside it.
+	if [ -e $(DESTDIR)$(SYSCONFDIR)/qemu-jitbpf.conf ]; then \
+		install -m 0644 service/qemu-jitbpf.conf $(DESTDIR)$(SYSCONFDIR)/qemu-jitbpf.conf.default; \
+	else \
+		install -m 0644 service/qemu-jitbpf.conf $(DESTDIR)$(SYSCONFDIR)/qemu-jitbpf.conf; \
+	fi
+	@# The service's user, on this machine (not when packaging).
+	[ -n "$(DESTDIR)" ] || ! command -v systemd-sysusers >/dev/null || \
+		systemd-sysusers $(SYSUSERSDIR)/qemu-jitbpf.conf
+	[ -n "$(DESTDIR)" ] || ! command -v systemctl >/dev/null || \
+		systemctl daemon-reload 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)/guests $(BUILD)/tests $(BUILD)/work $(BUILD)/tool $(BUILD)/bin

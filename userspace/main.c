@@ -23,6 +23,7 @@
 #include "engine/target.h"
 #include "naming/demangle.h"
 #include "naming/guest.h"
+#include "util/keep.h"
 #include "util/util.h"
 
 /* What the command line says; main() checks it and hands it to the engine. */
@@ -82,6 +83,9 @@ enum {
 	OPT_INTERVAL,
 	OPT_NO_DEMANGLE,
 	OPT_FILTER,
+	OPT_KEEP_EXITED,
+	OPT_KEEP_PROFILES,
+	OPT_CONFIG,
 };
 
 static const struct argp_option opts[] = {
@@ -113,6 +117,15 @@ static const struct argp_option opts[] = {
 	 "Continuous profiling: every SECONDS, write the profile so far to files named "
 	 "after each --profile FILE with the interval's start time in them, and start again",
 	 0},
+	{"keep-profiles", OPT_KEEP_PROFILES, "COUNT|AGE", 0,
+	 "With --interval, keep at most COUNT files or AGE (30m, 12h, 7d; both: 7d,1000) of "
+	 "each --profile, oldest removed first; 'all' keeps every one (default 7d,1000)",
+	 0},
+	{"keep-exited", OPT_KEEP_EXITED, "AGE|COUNT", 0,
+	 "Remove the perf maps, jitdumps and -a's uftrace data of processes that exited AGE "
+	 "ago (10m, 1h), or beyond COUNT processes (both: 10m,1000); never while the process "
+	 "or its pid lives. 'all' keeps them (the default, but 10m,1000 with -a)",
+	 0},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
 	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
 	 "CFI from BYTES of stack per sample (default 8192)",
@@ -140,10 +153,16 @@ static const struct argp_option opts[] = {
 	 "Keep C++ and Rust names mangled in perf maps, jitdumps and profiles", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
+	{"config", OPT_CONFIG, "FILE", 0,
+	 "Read options from FILE first, one long option a line without its dashes "
+	 "(interval=60); SIGHUP completes every file and starts again with FILE re-read",
+	 0},
 	{"verbose", 'v', NULL, 0, "Say what is going on", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0},
 	{},
 };
+
+static bool keep_exited_set, keep_profiles_set;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -164,6 +183,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.prof.interval = strtoul(arg, &end, 10);
 		if (errno || *end || !env.prof.interval || env.prof.interval > 86400)
 			argp_error(state, "invalid interval '%s' (1 to 86400 seconds)", arg);
+		break;
+	case OPT_KEEP_EXITED:
+	case OPT_KEEP_PROFILES:
+		if (!keep_parse(arg, key == OPT_KEEP_EXITED ? &env.keep_exited : &env.prof.keep))
+			argp_error(state,
+				   "invalid limit '%s' (a count, an age such as 10m, 12h or 7d, "
+				   "both as 7d,1000, or 'all')",
+				   arg);
+		if (key == OPT_KEEP_EXITED)
+			keep_exited_set = true;
+		else
+			keep_profiles_set = true;
 		break;
 	case OPT_QEMU:
 		env.qemus = xrealloc(env.qemus, (env.nqemus + 1) * sizeof(char *));
@@ -260,6 +291,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!callfilter_parse_time(arg, &env.ufilter.time_ns) || !env.ufilter.time_ns)
 			argp_error(state, "invalid time '%s' (e.g. 500ns, 1us, 2.5ms, 1s)", arg);
 		break;
+	case OPT_CONFIG:
+		/* Read before parsing (with_config()). */
+		break;
 	case OPT_NO_DEMANGLE:
 		demangle_enable(false);
 		break;
@@ -284,6 +318,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 					  "follow one QEMU: use -p with them, not -a");
 		else if (env.prof.interval && !env.profile_out)
 			argp_error(state, "--interval goes with --profile");
+		else if (keep_profiles_set && !env.prof.interval)
+			argp_error(state, "--keep-profiles goes with --interval");
+		else if (env.prof.keep.age_ns &&
+			 env.prof.keep.age_ns < env.prof.interval * 1000000000ull)
+			argp_error(state, "--keep-profiles: an age under the --interval would "
+					  "keep no profile");
 		else if (env.nqemus && !env.all)
 			argp_error(state, "--qemu goes with -a");
 		else if (!env.uftrace &&
@@ -291,6 +331,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
+		/* A host's QEMUs come and go for weeks; rotated profiles too. */
+		if (!keep_exited_set && env.all)
+			keep_parse("10m,1000", &env.keep_exited);
+		if (!keep_profiles_set && env.prof.interval)
+			keep_parse("7d,1000", &env.prof.keep);
 		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
 		if (!env.ringbuf_mb)
 			env.ringbuf_mb = env.uftrace ? 16 : 8;
@@ -301,12 +346,98 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t exiting, reload;
 
 static void sig_handler(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP)
+		reload = 1;
 	exiting = 1;
+}
+
+static char **config_argv;
+
+/* --config FILE in ARGV (before a QEMU command), or NULL. */
+static const char *config_path(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strncmp(argv[i], "--config=", 9))
+			return argv[i] + 9;
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			return argv[i + 1];
+	}
+	return NULL;
+}
+
+/* LINE without the blanks around it. */
+static char *trim(char *line)
+{
+	char *end = line + strlen(line);
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' ||
+			      end[-1] == '\r'))
+		*--end = 0;
+	return line;
+}
+
+/*
+ * The command line with the options of --config FILE before its own:
+ * "# comment", blank lines, and "name" or "name = value" per line, as
+ * --name or --name=value.  NULL (said) if FILE cannot be read or is not
+ * that; *ARGC and *ARGV unchanged without --config.
+ */
+static char **with_config(int *argc, char ***argv)
+{
+	const char *path = config_path(*argc, *argv);
+	char *line = NULL, **v;
+	size_t cap = 0;
+	int n = 1, lineno = 0;
+	FILE *f;
+
+	if (!path)
+		return *argv;
+	f = fopen(path, "re");
+	if (!f) {
+		pr_err("cannot read the configuration %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	v = xcalloc(*argc + 2, sizeof(*v));
+	v[0] = (*argv)[0];
+	while (getline(&line, &cap, f) > 0) {
+		char *t = trim(line), *eq = strchr(t, '=');
+
+		lineno++;
+		if (!*t || *t == '#')
+			continue;
+		if (*t == '-' || (eq && eq == t)) {
+			pr_err("%s:%d: '%s' is not 'option' or 'option = value'", path, lineno, t);
+			fclose(f);
+			free(line);
+			free(v);
+			return NULL;
+		}
+		if (eq) {
+			*eq = 0;
+			t = xasprintf("--%s=%s", trim(t), trim(eq + 1));
+		} else {
+			t = xasprintf("--%s", t);
+		}
+		v = xrealloc(v, (n + *argc + 1) * sizeof(*v));
+		v[n++] = t;
+	}
+	fclose(f);
+	free(line);
+	for (int i = 1; i < *argc; i++)
+		v[n++] = (*argv)[i];
+	v[n] = NULL;
+	config_argv = v; /* its strings are the options' */
+	*argc = n;
+	*argv = v;
+	return v;
 }
 
 /* Can the profiles be written?  Said before anything runs, not after. */
@@ -372,9 +503,11 @@ int main(int argc, char **argv)
 		.doc = doc,
 		.args_doc = NULL,
 	};
-	char *outdir = NULL;
+	char *outdir = NULL, **orig = argv;
 	int code;
 
+	if (!with_config(&argc, &argv))
+		return 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
 	if (!env.perfmap && !env.jitdump && !env.uftrace && !env.profile)
@@ -386,7 +519,17 @@ int main(int argc, char **argv)
 		env.outdir = outdir = realpath(env.outdir, NULL);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
+	/* A hang-up completes the files too; with --config it reloads. */
+	signal(SIGHUP, sig_handler);
 	code = engine_run(&env, &exiting);
+	if (reload && !code && config_path(argc, argv)) {
+		/* A service's reload: every file is complete; the same command,
+		 * which reads the configuration again. */
+		pr_err("SIGHUP: files complete; starting again with %s", config_path(argc, argv));
+		execv("/proc/self/exe", orig);
+		pr_err("cannot start again: %s", strerror(errno));
+		return 1;
+	}
 	/*
 	 * The ELF/DWARF cache and the interned names stay reachable from
 	 * globals: freeing libdw's line tables takes longer than exiting.

@@ -306,6 +306,8 @@ static int loop(struct engine *e)
 		if (reap)
 			last_reap = now;
 		procs_tick(e, now, reap);
+		if (reap)
+			retention_tick(&e->ret, now);
 		err = e->tree ? check_root(e) : 0;
 		if (err)
 			break;
@@ -359,7 +361,7 @@ static long long close_uftrace(struct engine *e)
 static void summary(struct engine *e, long long uft_records)
 {
 	const struct engine_opts *o = e->o;
-	char calls_lost[40] = "";
+	char calls_lost[40] = "", keep[48];
 	unsigned long long calls;
 	struct rusage ru;
 
@@ -381,6 +383,11 @@ static void summary(struct engine *e, long long uft_records)
 		fprintf(stderr,
 			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",
 			profiler_samples(&e->prof), o->prof.freq, profiler_lost(&e->prof));
+	if (e->ret.keep.on)
+		fprintf(stderr,
+			"qemu-jitbpf: %" PRIu64 " files of exited processes removed, %zu "
+			"processes' kept (--keep-exited=%s)\n",
+			e->ret.removed, e->ret.n, keep_str(&o->keep_exited, keep, sizeof(keep)));
 	if (e->root.native && !e->seen)
 		pr_warn("%s ran no QEMU with the qemu-jitbpf probes", e->root.exe);
 	fprintf(stderr,
@@ -518,6 +525,7 @@ static void free_all(struct engine *e)
 	free(e->root_marker);
 	free(e->root_exe);
 	free(e->root_cmdline);
+	retention_free(&e->ret);
 }
 
 int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
@@ -529,6 +537,7 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 	uint64_t t0 = mono_ns();
 
 	libbpf_set_print(libbpf_print_fn);
+	retention_init(&e.ret, &o->keep_exited);
 	err = o->uftrace ? open_uftrace(&e) : 0;
 	if (err)
 		goto out;

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "engine/probes.h"
+#include "engine/retention.h"
 #include "engine/session.h"
 #include "engine/target.h"
 #include "profiler/profiler.h"
@@ -44,6 +45,7 @@ struct engine_opts {
 	char **guest_syms;
 	int nguest_syms;
 	unsigned long ringbuf_mb;
+	struct keep keep_exited; /* --keep-exited */
 	bool profile;	  /* sample, for --profile or --top */
 	bool profile_out; /* --profile: write files */
 	bool top;
@@ -66,6 +68,7 @@ struct proc {
 	struct linkset links; /* a tree: ours in this process */
 	uint64_t attached_ns; /* when they were */
 	char *cmdline;	      /* for uftrace, read while it runs */
+	uint64_t start;	      /* its start time (proc_stat()) */
 	bool own_uft;	      /* -a: its uftrace data are its own */
 	bool asked;	      /* we asked for its handshake */
 	bool given_up;	      /* and it never answered */
@@ -91,6 +94,7 @@ struct engine {
 	struct target root;  /* a tree: the QEMU the user named */
 	bool root_ended;     /* its files are complete */
 	struct uftrace *uft; /* a tree: one data directory for all */
+	struct retention ret; /* --keep-exited */
 	char *root_map;	     /* what the summary names */
 	char *root_marker;
 	char *root_exe;

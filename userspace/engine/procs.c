@@ -76,6 +76,12 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		p->own_uft = true;
 	}
 	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
+	if (pid > 0) {
+		char state;
+
+		if (proc_stat(pid, &state, &p->start))
+			retention_pid_reused(&e->ret, pid, p->start);
+	}
 	if (o->uftrace)
 		p->cmdline = target_cmdline(p->t);
 	p->s.hs.pid = pid;
@@ -141,8 +147,26 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
+/* --keep-exited: P's marker, in the directory where P made it. */
+static void keep_marker(struct engine *e, struct proc *p, struct kept *k)
+{
+	const char *path = p->s.marker_path, *base = path_base(path);
+	char *dir;
+	int fd;
+
+	if (path[0] != '/')
+		return;
+	dir = base - path > 1 ? strndup(path, base - path - 1) : xstrdup("/");
+	fd = dir ? view_open_dir(&p->t->view, dir) : -ENOMEM;
+	if (fd >= 0) {
+		retention_add_at(&e->ret, k, fd, base, false);
+		close(fd);
+	}
+	free(dir);
+}
+
 /* The jitdump of process P, complete (or dropped, when it has none). */
-static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
+static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root, struct kept *k)
 {
 	struct session *s = &p->s;
 	int err;
@@ -160,6 +184,8 @@ static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
 		if (root)
 			e->root_marker = xstrdup(s->marker_path);
 		pr_dbg("pid %d: wrote %s", p->t->pid, s->marker_path);
+		if (k)
+			keep_marker(e, p, k);
 		return;
 	}
 	/* A fork's child that never got a marker of its own has none. */
@@ -177,7 +203,7 @@ static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root)
  * there, before the host's /tmp/perf-PID.map: write that one too, inside
  * the container's root (a link planted there is replaced, never followed).
  */
-static void container_perfmap(struct proc *p)
+static void container_perfmap(struct engine *e, struct proc *p, struct kept *k)
 {
 	const struct proc_view *v = &p->t->view;
 	int dir = view_open_dir(v, "/tmp");
@@ -190,8 +216,11 @@ static void container_perfmap(struct proc *p)
 		return;
 	}
 	snprintf(name, sizeof(name), "perf-%d.map", v->nspid);
-	if (!perfmap_write(&p->s.jm.code, dir, name, p->t->uid, p->t->gid, &bytes))
+	if (!perfmap_write(&p->s.jm.code, dir, name, p->t->uid, p->t->gid, &bytes)) {
 		pr_dbg("pid %d: wrote its /tmp/%s", p->t->pid, name);
+		if (k)
+			retention_add_at(&e->ret, k, dir, name, false);
+	}
 	close(dir);
 }
 
@@ -206,6 +235,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	struct session *s = &p->s;
 	const char *exe = s->jm.exe_path ? s->jm.exe_path : p->t->exe;
 	bool root = p->t == &e->root, named;
+	struct kept *k = NULL;
 
 	if (root)
 		root_check(e, s);
@@ -218,14 +248,18 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
 		e->unnamed++;
 	}
+	if (named && e->ret.keep.on)
+		k = retention_begin(&e->ret, p->t->pid, p->start, mono_ns());
 	if (named && e->o->perfmap) {
 		char path[64];
 
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->t->pid);
 		if (p->t->view.foreign)
-			container_perfmap(p);
+			container_perfmap(e, p, k);
 		if (!perfmap_write(&s->jm.code, AT_FDCWD, path, p->t->uid, p->t->gid, &s->bytes)) {
 			e->maps++;
+			if (k)
+				retention_add(&e->ret, k, path, false);
 			if (root)
 				e->root_map = xstrdup(path);
 			pr_dbg("pid %d (%s): wrote %s", p->t->pid, why, path);
@@ -234,18 +268,26 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		}
 	}
 	if (s->jd)
-		end_jitdump(e, p, named, root);
+		end_jitdump(e, p, named, root, k);
 	if (s->uft) {
 		uftrace_end(s->uft, p->t->pid, &s->jm.guest, exe);
 		if (p->own_uft) {
+			char *dir = xstrdup(uftrace_dir(s->uft));
+
 			if (named &&
-			    !uftrace_close(s->uft, exe, p->cmdline ? p->cmdline : "", &s->bytes))
+			    !uftrace_close(s->uft, exe, p->cmdline ? p->cmdline : "", &s->bytes)) {
 				e->uftraces++;
-			else if (!named)
+				if (k)
+					retention_add(&e->ret, k, dir, true);
+			} else if (!named) {
 				uftrace_discard(s->uft);
+			}
+			free(dir);
 		}
 		s->uft = NULL;
 	}
+	if (k)
+		retention_end(&e->ret, k);
 	if (root) {
 		e->root_ended = true;
 		e->root_exe = xstrdup(exe);
@@ -391,24 +433,6 @@ int procs_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Is PID still running (not gone, not a zombie)? */
-static bool running(pid_t pid)
-{
-	char path[64], buf[256], *state;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	state = strrchr(buf, ')');
-	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
-}
-
 void procs_tick(struct engine *e, uint64_t now, bool reap)
 {
 	for (size_t b = 0; b < PROC_BUCKETS; b++) {
@@ -427,7 +451,7 @@ void procs_tick(struct engine *e, uint64_t now, bool reap)
 				profiler_resolve(p->s.smp, &p->s.jm, now);
 			session_calls_read(&p->s);
 			/* Its exit record was lost (counted): end it all the same. */
-			if (reap && !running(p->t->pid)) {
+			if (reap && !proc_running(p->t->pid)) {
 				if (!p->gone_ns) {
 					p->gone_ns = now;
 				} else if (now - p->gone_ns >= GONE_NS) {

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -297,6 +298,9 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum t
 			setenv("QEMU_JIT_ATTACH_HOLD", self, 1);
 		else if (hold == HOLD_CALLS)
 			setenv("QEMU_JIT_ATTACH_HOLD_CALLS", self, 1);
+		/* A tool given capabilities (not root) runs the command with
+		 * its user's rights only. */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 		/* Stop at exec: QEMU is checked before it runs. */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[0], argv);

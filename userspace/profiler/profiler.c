@@ -3,10 +3,13 @@
 #include "profiler/unwind.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A sample's TB report has arrived by then (QEMU hands batches over
  * within two polls of its watcher, 200 ms). */
@@ -76,6 +79,75 @@ static char *stamped(const char *file, const char *stamp)
 	return xasprintf("%.*s.%s%s", (int)(dot - file), file, stamp, dot);
 }
 
+#define STAMP_FMT "%Y%m%dT%H%M%SZ"
+#define STAMP_LEN 16
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* NAME is PREFIX, a stamp, then SUFFIX: its time, else -1. */
+static time_t stamp_of(const char *name, const char *prefix, const char *suffix)
+{
+	size_t n = strlen(name), np = strlen(prefix), ns = strlen(suffix);
+	struct tm tm = {0};
+	char stamp[STAMP_LEN + 1];
+	const char *end;
+
+	if (n != np + STAMP_LEN + ns || strncmp(name, prefix, np) || strcmp(name + n - ns, suffix))
+		return -1;
+	memcpy(stamp, name + np, STAMP_LEN);
+	stamp[STAMP_LEN] = 0;
+	end = strptime(stamp, STAMP_FMT, &tm);
+	return end && !*end ? timegm(&tm) : -1;
+}
+
+/*
+ * --keep-profiles: FILE's interval files (its stamped names in its
+ * directory, whichever run of the tool wrote them) beyond the count or
+ * older than the age, oldest first, are removed.
+ */
+static void prune(struct profiler *pr, const char *file, time_t now)
+{
+	const struct keep *k = &pr->opts.keep;
+	char *pattern = stamped(file, "\x01"), *mark = strchr(pattern, 1);
+	const char *prefix = path_base(pattern), *suffix = mark + 1;
+	char *dirpath = prefix > pattern ? strndup(pattern, prefix - pattern) : xstrdup("./");
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	*mark = 0;
+	d = dirpath ? opendir(dirpath) : NULL;
+	fd = d ? dirfd(d) : -1;
+	while (d && (de = readdir(d)))
+		if (stamp_of(de->d_name, prefix, suffix) >= 0) {
+			grow(&names, &cap, n + 1, sizeof(*names));
+			names[n++] = xstrdup(de->d_name);
+		}
+	sort_array(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		time_t t = stamp_of(names[i], prefix, suffix);
+		/* (Never the newest: the file just written.) */
+		bool over = k->count && n - i > k->count && i + 1 < n;
+		bool old = k->age_ns && t + (time_t)(k->age_ns / 1000000000ull) < now && i + 1 < n;
+
+		if ((over || old) && !unlinkat(fd, names[i], 0)) {
+			pr_dbg("removed %s%s (--keep-profiles)", dirpath, names[i]);
+			pr->pruned++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (d)
+		closedir(d);
+	free(dirpath);
+	free(pattern);
+}
+
 /* Write PROF, the profile of the interval from START (wall clock). */
 static int write_interval(struct profiler *pr, const struct profile *prof, time_t start,
 			  uint64_t *bytes)
@@ -85,7 +157,7 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 	int err = 0;
 
 	gmtime_r(&start, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	strftime(stamp, sizeof(stamp), STAMP_FMT, &tm);
 	for (int i = 0; i < pr->opts.nfiles; i++) {
 		char *path = stamped(pr->opts.files[i], stamp);
 		int e = profile_write(prof, path, (uid_t)-1, (gid_t)-1, bytes);
@@ -95,6 +167,8 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 			       prof->samples, path);
 		err = err ? err : e;
 		free(path);
+		if (pr->opts.keep.on)
+			prune(pr, pr->opts.files[i], time(NULL));
 	}
 	pr->written += prof->samples;
 	pr->intervals++;

@@ -13,6 +13,7 @@
 #include "profiler/profile.h"
 #include "profiler/samples.h"
 #include "profiler/sampler.h"
+#include "util/keep.h"
 
 struct profiler_opts {
 	const char **files; /* --profile FILEs */
@@ -20,6 +21,7 @@ struct profiler_opts {
 	unsigned int freq;	  /* -F */
 	unsigned int stack_bytes; /* --call-graph=dwarf,BYTES; 0 for fp */
 	unsigned int interval;	  /* --interval=SECONDS, 0 for one profile */
+	struct keep keep;	  /* --keep-profiles: interval files per FILE */
 };
 
 struct profiler {
@@ -34,6 +36,7 @@ struct profiler {
 	time_t interval_start; /* wall clock */
 	uint64_t written;      /* samples in the interval files so far */
 	unsigned int intervals;
+	uint64_t pruned; /* interval files removed (--keep-profiles) */
 };
 
 /* Load the sampler into the main object's ring buffer and process map. */

@@ -152,6 +152,45 @@ bool view_exists(const struct proc_view *v, const char *path)
 	return true;
 }
 
+bool proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[512], *p;
+	unsigned long long st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* After the name, which may hold anything: the state, then fields
+	 * 4 to 21, then the start time. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return false;
+	*state = p[2];
+	p += 3;
+	for (int field = 4; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &st) != 1)
+		return false;
+	*start = st;
+	return true;
+}
+
+bool proc_running(pid_t pid)
+{
+	uint64_t start;
+	char state;
+
+	return proc_stat(pid, &state, &start) && state != 'Z' && state != 'X';
+}
+
 int mapped_open(pid_t pid, uint64_t start, uint64_t end, int flags)
 {
 	char link[96];

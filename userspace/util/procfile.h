@@ -44,6 +44,15 @@ int view_open_dir(const struct proc_view *v, const char *path);
 bool view_exists(const struct proc_view *v, const char *path);
 
 /*
+ * PID's state letter (R, S, Z...) and start time (clock ticks after boot,
+ * which tell one process from a later one with its pid); false once
+ * /proc/PID is gone.
+ */
+bool proc_stat(pid_t pid, char *state, uint64_t *start);
+/* Is PID running: there, and neither a zombie nor dead? */
+bool proc_running(pid_t pid);
+
+/*
  * The regular file process PID maps at [START, END), with FLAGS: the file
  * itself, whatever its path has become.  -errno.
  */
