@@ -386,8 +386,8 @@ TOOLS_DIR := $(PREFIX)/share/qemu-jitbpf/tools
 # The service (service/): what it may do, and nothing more (docs/design.md,
 # "Least privilege"; tests/production.bats runs the suite's scenarios with
 # the set the installed unit names).
-SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE \
-	CAP_CHECKPOINT_RESTORE CAP_CHOWN CAP_FOWNER
+SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_CHECKPOINT_RESTORE CAP_DAC_OVERRIDE \
+	CAP_CHOWN CAP_FOWNER
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d

@@ -86,7 +86,7 @@ teardown() {
 	run setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 		"$QEMU_JITBPF" -p "$BG_PID"
 	assert_failure
-	assert_output "qemu-jitbpf: missing privilege: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root"
+	assert_output "qemu-jitbpf: missing capability CAP_BPF: needed to load BPF programs (run as root, or see PRIVILEGES in qemu-jitbpf(8))"
 }
 
 @test "error: output directory missing or not writable" {

@@ -478,6 +478,13 @@ static int check_outdir(const char *dir)
 /* Bad input is an error before any QEMU starts, with one line. */
 static int check_input(void)
 {
+	struct privilege_needs needs = {
+		.ptrace = env.pid || env.all,
+		.perfmap = env.perfmap,
+		.jitdump = env.jitdump,
+		.remove = env.keep_exited.on,
+	};
+
 	if (env.outdir && check_outdir(env.outdir))
 		return -EINVAL;
 	if (env.top && !isatty(STDOUT_FILENO)) {
@@ -492,7 +499,7 @@ static int check_input(void)
 	for (int i = 0; i < env.nguest_syms; i++)
 		if (guest_check_spec(env.guest_syms[i], true))
 			return -EINVAL;
-	return check_privileges();
+	return check_privileges(&needs);
 }
 
 int main(int argc, char **argv)

@@ -35,8 +35,15 @@ struct target {
 	long maxrss_kib; /* and its peak RSS */
 };
 
-/* 0, or -errno with the reason printed. */
-int check_privileges(void);
+/* What a run needs to be allowed (qemu-jitbpf(8), PRIVILEGES). */
+struct privilege_needs {
+	bool ptrace;  /* QEMUs it did not start: -p, -a */
+	bool perfmap; /* perf maps, owned by QEMU's user */
+	bool jitdump; /* writing QEMU's marker */
+	bool remove;  /* removing files of other users (--keep-exited) */
+};
+/* 0, or -errno with the first capability missing named. */
+int check_privileges(const struct privilege_needs *n);
 int target_attach(struct target *t, pid_t pid);
 /*
  * -a: what /proc still says of PID (exe, owner), quietly; -errno once it
