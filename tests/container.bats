@@ -48,7 +48,7 @@ ct_start() { # QEMU PROGRAM SETUP ARGS...
 	rm -f "$CT/ctl/stop"
 	unshare --mount --pid --fork --mount-proc --propagation private sh -c "
 		mount -t tmpfs tmpfs '$CT/app' && cp '$prog' '$CT/app/prog' &&
-		mount -t tmpfs tmpfs /tmp && cd /tmp && $setup
+		$(private_tmp) && cd /tmp && $setup
 		exec '$q' '$CT/app/prog' \"\$@\"" sh "$@" >"$D/ct.out" 2>"$D/ct.err" &
 	CT_PID=$!
 	ct_init "$q" "QEMU"
@@ -440,7 +440,7 @@ check_arm_maps() { # STDERR-FILE HOT
 			"$QEMU_JITBPF" -v --perfmap --profile="$D/p.folded" -- \
 			unshare --mount --pid --fork --mount-proc --propagation private sh -c "
 			mount -t tmpfs tmpfs '$CT/app' && cp '$HOT' '$CT/app/prog' &&
-			mount -t tmpfs tmpfs /tmp && cd /tmp && '$q' '$CT/app/prog' 300000; exit 3"
+			$(private_tmp) && cd /tmp && '$q' '$CT/app/prog' 300000; exit 3"
 		[ "$status" = 3 ] || fail "${q##*/}: exit status $status, not the command's 3: $output"
 		assert_line --regexp '^qemu-jitbpf: 1 QEMU processes .* 1 perf maps, .* 0 without a handshake$'
 		QP=$(sed -nE 's/.*pid ([0-9]+) \(exit\): wrote .*/\1/p' <<<"$output")
@@ -457,7 +457,7 @@ check_arm_maps() { # STDERR-FILE HOT
 	start_bg "$QEMU_JITBPF" -v --perfmap --jitdump -d 4 -- \
 		unshare --mount --pid --fork --mount-proc --propagation private sh -c "
 		mount -t tmpfs tmpfs '$CT/app' && cp '$HOT' '$CT/app/prog' &&
-		mount -t tmpfs tmpfs /tmp && cd /tmp && exec '$QX' '$CT/app/prog' -u '$CT/ctl/stop'"
+		$(private_tmp) && cd /tmp && exec '$QX' '$CT/app/prog' -u '$CT/ctl/stop'"
 	wait_bg_err 'handshake after' 15
 	QP=$(sed -nE "s/.*pid ([0-9]+): exec'd .*/\1/p" "$D/bg.err" | head -n 1)
 	[ -n "$QP" ] || fail "no QEMU exec'd: $(cat "$D/bg.err")"

@@ -81,6 +81,18 @@ perfmap_of() { # OUTPUT
 }
 
 # Start a command in the background, its stdout in $BATS_TEST_TMPDIR/bg.out.
+# Shell commands that mount a private tmpfs over /tmp (in a new mount
+# namespace), as a container has it; a checkout under /tmp stays where it
+# was, with its mounts (the host's /tmp stays at /mnt).
+private_tmp() {
+	if [[ $TOP == /tmp/* ]]; then
+		echo "mount --rbind /tmp /mnt && mount -t tmpfs tmpfs /tmp &&" \
+			"mkdir -p '$TOP' && mount --rbind '/mnt/${TOP#/tmp/}' '$TOP'"
+	else
+		echo "mount -t tmpfs tmpfs /tmp"
+	fi
+}
+
 start_bg() {
 	local shell t=50
 	"$@" >"$BATS_TEST_TMPDIR/bg.out" 2>"$BATS_TEST_TMPDIR/bg.err" &
