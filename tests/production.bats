@@ -92,7 +92,7 @@ folded_total() { # FILE
 	[ -e "/tmp/perf-$child.map" ] && fail "the child's map stayed after its end"
 	[ -e "/tmp/perf-${PIDS[0]}.map" ] && fail "the parent's map stayed after its end"
 	stop_all
-	assert_regex "$(cat "$D/bg.err")" ' 20[2-9] files of exited processes removed, 0 processes. kept'
+	assert_regex "$(cat "$D/bg.err")" ' 20[2-9] files of exited processes removed, those of 0 kept'
 	# Every sample is in the profile.
 	n=$(sed -nE 's/^qemu-jitbpf: ([0-9]+) samples at 99 Hz, 0 samples lost$/\1/p' "$D/bg.err")
 	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$(folded_total "$D/p.folded")" = "$n" ] ||

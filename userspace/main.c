@@ -11,6 +11,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <signal.h>
@@ -378,8 +379,8 @@ static char *trim(char *line)
 
 	while (*line == ' ' || *line == '\t')
 		line++;
-	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' ||
-			      end[-1] == '\r'))
+	while (end > line &&
+	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
 		*--end = 0;
 	return line;
 }
@@ -449,7 +450,10 @@ static int check_profile_paths(void)
 
 		if (slash)
 			*slash = 0;
-		err = access(slash ? (*dir ? dir : "/") : ".", W_OK | X_OK) ? -errno : 0;
+		/* As the tool will write: its effective ids and capabilities. */
+		err = faccessat(AT_FDCWD, slash ? (*dir ? dir : "/") : ".", W_OK | X_OK, AT_EACCESS)
+			      ? -errno
+			      : 0;
 		if (err)
 			pr_err("cannot write the profile %s: %s", env.prof.files[i],
 			       strerror(-err));
@@ -468,7 +472,7 @@ static int check_outdir(const char *dir)
 		pr_err("output directory %s does not exist", dir);
 		return -ENOENT;
 	}
-	if (access(dir, W_OK | X_OK)) {
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS)) {
 		pr_err("output directory %s is not writable", dir);
 		return -EACCES;
 	}

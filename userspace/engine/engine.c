@@ -385,8 +385,8 @@ static void summary(struct engine *e, long long uft_records)
 			profiler_samples(&e->prof), o->prof.freq, profiler_lost(&e->prof));
 	if (e->ret.keep.on)
 		fprintf(stderr,
-			"qemu-jitbpf: %" PRIu64 " files of exited processes removed, %zu "
-			"processes' kept (--keep-exited=%s)\n",
+			"qemu-jitbpf: %" PRIu64 " files of exited processes removed, those of %zu "
+			"kept (--keep-exited=%s)\n",
 			e->ret.removed, e->ret.n, keep_str(&o->keep_exited, keep, sizeof(keep)));
 	if (e->root.native && !e->seen)
 		pr_warn("%s ran no QEMU with the qemu-jitbpf probes", e->root.exe);

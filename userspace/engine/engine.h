@@ -46,8 +46,8 @@ struct engine_opts {
 	int nguest_syms;
 	unsigned long ringbuf_mb;
 	struct keep keep_exited; /* --keep-exited */
-	bool profile;	  /* sample, for --profile or --top */
-	bool profile_out; /* --profile: write files */
+	bool profile;		 /* sample, for --profile or --top */
+	bool profile_out;	 /* --profile: write files */
 	bool top;
 	struct profiler_opts prof;
 };
@@ -91,11 +91,11 @@ struct engine {
 	size_t nbins, bins_cap;
 	struct proc *procs[PROC_BUCKETS];
 	size_t nprocs;
-	struct target root;  /* a tree: the QEMU the user named */
-	bool root_ended;     /* its files are complete */
-	struct uftrace *uft; /* a tree: one data directory for all */
+	struct target root;   /* a tree: the QEMU the user named */
+	bool root_ended;      /* its files are complete */
+	struct uftrace *uft;  /* a tree: one data directory for all */
 	struct retention ret; /* --keep-exited */
-	char *root_map;	     /* what the summary names */
+	char *root_map;	      /* what the summary names */
 	char *root_marker;
 	char *root_exe;
 	char *root_cmdline;

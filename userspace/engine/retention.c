@@ -62,8 +62,7 @@ static void dir_unref(struct retention *r, int i)
 	r->dirs[i].fd = -1;
 }
 
-void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char *name,
-		      bool tree)
+void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char *name, bool tree)
 {
 	struct kept_file *f;
 	struct stat st;

@@ -61,8 +61,7 @@ struct kept *retention_begin(struct retention *r, pid_t pid, uint64_t start, uin
  * File NAME (no slash) in directory DIRFD, just written for K; TREE: a
  * directory of files.  DIRFD stays the caller's.
  */
-void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char *name,
-		      bool tree);
+void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char *name, bool tree);
 /* The same for PATH in the tool's own view. */
 void retention_add(struct retention *r, struct kept *k, const char *path, bool tree);
 /* K has all its files: an entry without any is dropped. */

@@ -43,14 +43,16 @@ int check_privileges(const struct privilege_needs *n)
 	} caps[] = {
 		{CAP_BPF, "CAP_BPF", "to load BPF programs"},
 		{CAP_PERFMON, "CAP_PERFMON", "to attach to QEMU's probes and sample"},
-		{CAP_SYS_PTRACE, "CAP_SYS_PTRACE", "to read a running QEMU's /proc files and memory"},
+		{CAP_SYS_PTRACE, "CAP_SYS_PTRACE",
+		 "to read a running QEMU's /proc files and memory"},
 		{CAP_CHECKPOINT_RESTORE, "CAP_CHECKPOINT_RESTORE",
 		 "to open the guest files QEMU maps (/proc/PID/map_files)"},
 		{CAP_CHOWN, "CAP_CHOWN", "to give a perf map to QEMU's user, as perf wants"},
-		{CAP_FOWNER, "CAP_FOWNER", "to replace and remove perf maps of other users in /tmp"},
+		{CAP_FOWNER, "CAP_FOWNER",
+		 "to replace and remove perf maps of other users in /tmp"},
 		{CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE", "to write the jitdump marker QEMU made"},
 	};
-	bool need[] = {true, true, n->ptrace, true, n->perfmap, n->perfmap || n->remove,
+	bool need[] = {true,	  true, n->ptrace, true, n->perfmap, n->perfmap || n->remove,
 		       n->jitdump};
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {0};

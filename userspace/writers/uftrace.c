@@ -122,7 +122,7 @@ struct uftrace *uftrace_open(const char *dir, const struct callfilter *filter)
 			return NULL;
 		moved = true;
 	}
-	if (access(dir, W_OK)) {
+	if (faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS)) {
 		pr_err("%s is not writable", dir);
 		return NULL;
 	}
