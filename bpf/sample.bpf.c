@@ -25,6 +25,7 @@
 /* Set before load. */
 const volatile __u64 wake_bytes;  /* see qj_submit() */
 const volatile __u32 stack_bytes; /* 0: walk the guest's frame pointers */
+const volatile __u32 walkers = QJ_WALK_ALL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -198,17 +199,23 @@ static __always_inline void walk_guest(struct qj_sample *r, const struct qj_vcpu
 
 	switch (v->machine) {
 	case QJ_EM_RISCV:
+		if (!(walkers & QJ_WALK_RISCV))
+			break;
 		c.next_off = -16;
 		c.ra_off = -8;
 		c.leaf_check = true;
 		bpf_loop(QJ_GSTACK_MAX, walk_record64, &c, 0);
 		break;
 	case QJ_EM_ARM:
+		if (!(walkers & QJ_WALK_ARM))
+			break;
 		c.leaf_check = true;
 		bpf_loop(QJ_GSTACK_MAX, walk_arm, &c, 0);
 		break;
 	case QJ_EM_PPC64:
 	case QJ_EM_S390:
+		if (!(walkers & QJ_WALK_BACKCHAIN))
+			break;
 		c.fp = c.sp;
 		c.ra_off = v->machine == QJ_EM_S390 ? 112 : 16;
 		c.big_endian = v->big_endian;
@@ -216,6 +223,8 @@ static __always_inline void walk_guest(struct qj_sample *r, const struct qj_vcpu
 		break;
 	default:
 		/* x86_64, AArch64: {caller's fp, return address} at fp. */
+		if (!(walkers & QJ_WALK_RECORD64))
+			break;
 		c.next_off = 0;
 		c.ra_off = 8;
 		bpf_loop(QJ_GSTACK_MAX, walk_record64, &c, 0);

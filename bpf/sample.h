@@ -28,6 +28,17 @@ enum qj_machine {
 };
 
 /*
+ * The frame-chain walkers the sampler is loaded with (rodata: the
+ * verifier checks only those, ~25 ms each): those of the guest
+ * architectures of the QEMUs to follow, all when not known.
+ */
+#define QJ_WALK_RECORD64  (1u << 0) /* x86_64, AArch64 and machine 0 */
+#define QJ_WALK_RISCV	  (1u << 1)
+#define QJ_WALK_ARM	  (1u << 2)
+#define QJ_WALK_BACKCHAIN (1u << 3) /* ppc64, s390x */
+#define QJ_WALK_ALL	  15u
+
+/*
  * Where one vCPU thread's guest registers are (QEMU's jit_vcpu probe), how
  * wide they are, and the guest's ELF machine and byte order, which say
  * how its frames are linked.  A QEMU from before the machine was

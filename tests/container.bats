@@ -283,7 +283,7 @@ arm_root() {
 arm_start() { # SCRIPT
 	echo "$1" >"$R/script.sh"
 	unshare --mount --pid --fork --propagation private sh -c "
-		mount -t tmpfs tmpfs '$R/tmp' && mount -t proc proc '$R/proc' &&
+		$(private_tmp "$R" "$CT") && mount -t proc proc '$R/proc' &&
 		exec chroot '$R' /bin/sh /script.sh" >"$D/ct.out" 2>"$D/ct.err" &
 	CT_PID=$!
 	ct_init "$QSA" "the shell"

@@ -81,15 +81,17 @@ perfmap_of() { # OUTPUT
 }
 
 # Start a command in the background, its stdout in $BATS_TEST_TMPDIR/bg.out.
-# Shell commands that mount a private tmpfs over /tmp (in a new mount
-# namespace), as a container has it; a checkout under /tmp stays where it
-# was, with its mounts (the host's /tmp stays at /mnt).
-private_tmp() {
-	if [[ $TOP == /tmp/* ]]; then
-		echo "mount --rbind /tmp /mnt && mount -t tmpfs tmpfs /tmp &&" \
-			"mkdir -p '$TOP' && mount --rbind '/mnt/${TOP#/tmp/}' '$TOP'"
+# Shell commands that mount a private tmpfs over ROOT/tmp (in a new mount
+# namespace), as a container has it; KEEP (default: the checkout), if it
+# lies under /tmp, stays visible at ROOT/KEEP with its mounts (the /tmp it
+# was in stays at /mnt).
+private_tmp() { # [ROOT] [KEEP]
+	local root=${1:-} keep=${2:-$TOP}
+	if [[ $keep == /tmp/* ]]; then
+		echo "mount --rbind '$root/tmp' /mnt && mount -t tmpfs tmpfs '$root/tmp' &&" \
+			"mkdir -p '$root$keep' && mount --rbind '/mnt/${keep#/tmp/}' '$root$keep'"
 	else
-		echo "mount -t tmpfs tmpfs /tmp"
+		echo "mount -t tmpfs tmpfs '$root/tmp'"
 	fi
 }
 

@@ -26,6 +26,7 @@
 
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
+#include "sample.h"
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args)
 {
@@ -104,6 +105,22 @@ static int find_root(struct engine *e, const struct binary **bin)
 	return *bin ? 0 : -ENOTSUP;
 }
 
+/*
+ * The guest frame chains to walk: those of the QEMUs known now (-a's
+ * binaries, a tree's first QEMU), all if a tree starts with a command
+ * that is no QEMU or a binary's name does not say.
+ */
+static unsigned int walkers(const struct engine *e)
+{
+	unsigned int w = 0;
+
+	if (e->tree)
+		return e->root.native ? QJ_WALK_ALL : sampler_walkers(e->root.exe);
+	for (size_t i = 0; i < e->nbins; i++)
+		w |= e->bins[i]->via_proc ? QJ_WALK_ALL : sampler_walkers(e->bins[i]->path);
+	return w ? w : QJ_WALK_ALL;
+}
+
 static int load(struct engine *e, bool system)
 {
 	const struct engine_opts *o = e->o;
@@ -126,7 +143,7 @@ static int load(struct engine *e, bool system)
 
 	if (!err && o->profile) {
 		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
-				    probes_procs_fd(&e->probes));
+				    probes_procs_fd(&e->probes), walkers(e));
 		e->profiling = !err;
 	}
 	if (err)

@@ -15,7 +15,8 @@
  * within two polls of its watcher, 200 ms). */
 #define RESOLVE_AGE_NS (1000ull * 1000 * 1000)
 
-int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd)
+int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd,
+		  unsigned int walkers)
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->opts = *o;
@@ -27,7 +28,7 @@ int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbu
 		pr->prof.split_ns = pr->split_ns;
 		pr->prof.after = &pr->next;
 	}
-	pr->sm = sampler_open(ringbuf_fd, procs_fd, o->freq, o->stack_bytes);
+	pr->sm = sampler_open(ringbuf_fd, procs_fd, o->freq, o->stack_bytes, walkers);
 	return pr->sm ? 0 : -EINVAL;
 }
 

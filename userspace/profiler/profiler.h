@@ -39,8 +39,12 @@ struct profiler {
 	uint64_t pruned; /* interval files removed (--keep-profiles) */
 };
 
-/* Load the sampler into the main object's ring buffer and process map. */
-int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd);
+/*
+ * Load the sampler into the main object's ring buffer and process map,
+ * with the frame-chain WALKERS its guests need (sampler_walkers()).
+ */
+int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd,
+		  unsigned int walkers);
 /* Sample process PID: its samples go to the profile, named with its maps. */
 struct samples *profiler_follow(struct profiler *pr, pid_t pid);
 /* Its process has gone, or we stop: name what is left, free SS. */

@@ -34,8 +34,39 @@ static __u64 ring_wake_bytes(int ringbuf_fd)
 	return QJ_WAKE_BYTES(info.max_entries);
 }
 
+unsigned int sampler_walkers(const char *path)
+{
+	static const struct {
+		const char *arch;
+		unsigned int walkers;
+	} arches[] = {
+		{"x86_64", QJ_WALK_RECORD64},	{"i386", QJ_WALK_RECORD64},
+		{"aarch64", QJ_WALK_RECORD64},	{"aarch64_be", QJ_WALK_RECORD64},
+		{"riscv64", QJ_WALK_RISCV},	{"riscv32", QJ_WALK_RISCV},
+		{"arm", QJ_WALK_ARM},		{"armeb", QJ_WALK_ARM},
+		{"ppc64", QJ_WALK_BACKCHAIN},	{"ppc64le", QJ_WALK_BACKCHAIN},
+		{"s390x", QJ_WALK_BACKCHAIN},
+	};
+	const char *base = path_base(path), *arch;
+	size_t len;
+
+	if (!strncmp(base, "qemu-system-", 12))
+		arch = base + 12;
+	else if (!strncmp(base, "qemu-", 5))
+		arch = base + 5;
+	else
+		return QJ_WALK_ALL;
+	len = strlen(arch);
+	if (len > 7 && !strcmp(arch + len - 7, "-static"))
+		len -= 7;
+	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
+		if (strlen(arches[i].arch) == len && !strncmp(arch, arches[i].arch, len))
+			return arches[i].walkers;
+	return QJ_WALK_ALL;
+}
+
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes)
+			     unsigned int stack_bytes, unsigned int walkers)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
 	int err;
@@ -48,6 +79,7 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
 		return NULL;
 	}
 	sm->skel->rodata->stack_bytes = stack_bytes;
+	sm->skel->rodata->walkers = walkers;
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
 	err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
 	if (!err)

@@ -16,10 +16,14 @@ struct bpf_link;
 
 /*
  * Open and load into the main object's ring buffer and process map;
- * STACK_BYTES 0 walks guest frame pointers.
+ * STACK_BYTES 0 walks guest frame pointers, with the WALKERS given
+ * (QJ_WALK_*, sample.h).
  */
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes);
+			     unsigned int stack_bytes, unsigned int walkers);
+/* The walkers the guests of QEMU binary PATH need, by its name
+ * (qemu-aarch64, qemu-system-riscv64, qemu-arm-static): all if unknown. */
+unsigned int sampler_walkers(const char *path);
 /* Attach to the jit_vcpu probe of BINARY in PID (-1: every process of it);
  * NULL with the reason printed. */
 struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
