@@ -366,6 +366,7 @@ bench: tool guests qemu qemu-ref
 	@bench/backtoback.sh
 	@bench/uftrace.sh
 	@bench/profile.sh
+	@bench/startup.sh
 	@bench/soak.sh
 	@bench/system.sh
 	@bench/tree.sh

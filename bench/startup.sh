@@ -1,0 +1,67 @@
+#!/bin/bash
+# The sampler's start-up (QEMU 10.2.2, x86_64 guests):
+#
+# 1. A launched short guest (tests/guests/hot.c, GUEST_ROUNDS rounds, ~10 ms
+#    of guest work), `--profile` against `--perfmap`, ROUNDS interleaved
+#    pairs back to back: wall time of the whole command and the tool's
+#    own CPU (-v's figure). Goal: --profile within 20 ms of --perfmap.
+# 2. The same guest run LONG_ROUNDS rounds (~7 s) under `--profile` at
+#    99 Hz, ROUNDS runs: the sampler's BPF time plus the tool's whole CPU
+#    (-v's figures) as a share of the run. Goal: <= 1 %.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
+ROUNDS=${ROUNDS:-10}
+GUEST_ROUNDS=${GUEST_ROUNDS:-1000}
+LONG_ROUNDS=${LONG_ROUNDS:-900000}
+PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+TOOL=$TOP/build/bin/qemu-jitbpf
+G=$TOP/build/guests/x86_64/hot
+
+need "make qemu tool guests" "$PAT" "$TOOL" "$G"
+need_rounds
+need_root
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# Run the tool with -v on the guest: "WALL TOOL_CPU SAMPLER_BPF_MS".
+run() { # GUEST_ROUNDS OPTIONS...
+	local n=$1 t0 t1 cpu bpf
+	shift
+	t0=$EPOCHREALTIME
+	"$TOOL" -v "$@" -- "$PAT" "$G" "$n" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+	t1=$EPOCHREALTIME
+	cpu=$(sed -nE 's/^qemu-jitbpf: peak RSS [0-9]+ KiB, ([0-9.]+) s of CPU$/\1/p' "$work/err")
+	bpf=$(sed -nE 's/^qemu-jitbpf: BPF program (sample|jit_vcpu): ([0-9.]+) ms in .*/\2/p' "$work/err" |
+		awk '{ s += $1 } END { print s + 0 }')
+	rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$work/err")" "$work"/profile-*.folded
+	echo "$(echo "$t1 - $t0" | bc -l) $cpu $bpf"
+}
+
+settle
+pw=() pc=() fw=() fc=()
+for ((i = 0; i < ROUNDS; i++)); do
+	read -r w c _ < <(run "$GUEST_ROUNDS" --perfmap)
+	pw+=("$w") pc+=("$c")
+	read -r w c _ < <(run "$GUEST_ROUNDS" --profile)
+	fw+=("$w") fc+=("$c")
+done
+mp=$(median_of "${pw[*]}") mf=$(median_of "${fw[*]}")
+echo "launched short guest ($GUEST_ROUNDS rounds), $ROUNDS pairs back to back, medians:"
+printf '  --perfmap  %.1f ms wall, tool CPU %.1f ms\n' "$(echo "$mp * 1000" | bc -l)" \
+	"$(echo "$(median_of "${pc[*]}") * 1000" | bc -l)"
+printf '  --profile  %.1f ms wall, tool CPU %.1f ms\n' "$(echo "$mf * 1000" | bc -l)" \
+	"$(echo "$(median_of "${fc[*]}") * 1000" | bc -l)"
+printf '  --profile - --perfmap: %+.1f ms wall (goal <= 20 ms)\n' "$(echo "($mf - $mp) * 1000" | bc -l)"
+
+shares=()
+for ((i = 0; i < ROUNDS / 2; i++)); do
+	read -r w c b < <(run "$LONG_ROUNDS" --profile)
+	shares+=("$(echo "($c + $b / 1000) / $w * 100" | bc -l)")
+	printf '  long run %d: %.2f s wall, tool CPU %.3f s, sampler BPF %.1f ms\n' "$((i + 1))" "$w" "$c" "$b"
+done
+printf 'long guest under --profile at 99 Hz: tool CPU + sampler BPF = %.2f %% of the run (median of %d; goal <= 1 %%)\n' \
+	"$(median_of "${shares[*]}")" "${#shares[@]}"
