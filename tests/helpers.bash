@@ -117,6 +117,20 @@ stop_bg() {
 	BG_PID=
 }
 
+# -a in the background on $QX and $QA (and OPTIONS); wait until attached.
+start_all() { # OPTIONS...
+	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --qemu "$QA" "$@"
+	wait_bg_err 'attached to .* binaries' 10
+}
+
+# Stop it as Ctrl-C does: it must exit 0; its summary to the TAP log.
+stop_all() {
+	kill -INT "$BG_PID"
+	wait_bg 60
+	grep -v 'pid [0-9]*: ' "$D/bg.err" | sed 's/^/# /' >&3 || true
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
+}
+
 # Wait for a child PID to exit on its own; its status in $WAIT_STATUS.
 wait_pid() { # PID SECONDS WHAT
 	local t=$(($2 * 10))

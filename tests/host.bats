@@ -22,20 +22,6 @@ teardown() {
 	stop_bg
 }
 
-# Start the tool with -a in the background; wait until it is attached.
-start_all() { # OPTIONS...
-	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --qemu "$QA" "$@"
-	wait_bg_err 'attached to .* binaries' 10
-}
-
-# Stop the tool as Ctrl-C does; its status in $BG_STATUS.
-stop_all() {
-	kill -INT "$BG_PID"
-	wait_bg 60
-	cat "$D/bg.err" | sed 's/^/# /' | grep -v 'pid [0-9]*: ' >&3 || true
-	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
-}
-
 # Run the forking guest for 3 s, perf recording the host meanwhile; its
 # pids in FORK_PARENT and FORK_CHILD.
 run_forker() { # QEMU ARCH PERF_DATA

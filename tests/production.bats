@@ -22,18 +22,6 @@ teardown() {
 	stop_bg
 }
 
-start_all() { # OPTIONS...
-	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --qemu "$QA" "$@"
-	wait_bg_err 'attached to .* binaries' 10
-}
-
-stop_all() {
-	kill -INT "$BG_PID"
-	wait_bg 60
-	grep -v 'pid [0-9]*: ' "$D/bg.err" | sed 's/^/# /' >&3 || true
-	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
-}
-
 # The sum of a folded profile's counts.
 folded_total() { # FILE
 	awk '{ n += $NF } END { print n + 0 }' "$1"
