@@ -87,6 +87,12 @@ enum {
 	OPT_KEEP_EXITED,
 	OPT_KEEP_PROFILES,
 	OPT_CONFIG,
+	OPT_PUSH,
+	OPT_PUSH_APP,
+	OPT_PUSH_TENANT,
+	OPT_PUSH_AUTH,
+	OPT_PUSH_SPOOL,
+	OPT_PUSH_SPOOL_MAX,
 };
 
 static const struct argp_option opts[] = {
@@ -127,6 +133,21 @@ static const struct argp_option opts[] = {
 	 "ago (10m, 1h), or beyond COUNT processes (both: 10m,1000); never while the process "
 	 "or its pid lives. 'all' keeps them (the default, but 10m,1000 with -a)",
 	 0},
+	{"push", OPT_PUSH, "URL", 0,
+	 "With --interval, send each interval's profile to Grafana Pyroscope at URL "
+	 "(POST URL/ingest, pprof); intervals wait in --push-spool while it is down",
+	 0},
+	{"push-app", OPT_PUSH_APP, "NAME", 0, "--push: the application name (default qemu-jitbpf)",
+	 0},
+	{"push-tenant", OPT_PUSH_TENANT, "ID", 0,
+	 "--push: X-Scope-OrgID, for a multi-tenant server", 0},
+	{"push-auth", OPT_PUSH_AUTH, "FILE", 0,
+	 "--push: 'Bearer TOKEN' or 'USER:PASSWORD' (basic) from FILE, mode 0600", 0},
+	{"push-spool", OPT_PUSH_SPOOL, "DIR", 0,
+	 "--push: where intervals wait to be sent (default push-spool in -o DIR or here)", 0},
+	{"push-spool-max", OPT_PUSH_SPOOL_MAX, "N", 0,
+	 "--push: intervals the spool holds; beyond, the oldest is dropped, counted (default 1440)",
+	 0},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
 	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
 	 "CFI from BYTES of stack per sample (default 8192)",
@@ -163,7 +184,7 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static bool keep_exited_set, keep_profiles_set;
+static bool keep_exited_set, keep_profiles_set, push_more;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -292,6 +313,35 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!callfilter_parse_time(arg, &env.ufilter.time_ns) || !env.ufilter.time_ns)
 			argp_error(state, "invalid time '%s' (e.g. 500ns, 1us, 2.5ms, 1s)", arg);
 		break;
+	case OPT_PUSH:
+		env.push.url = arg;
+		env.profile = true;
+		break;
+	case OPT_PUSH_APP:
+		if (!*arg || strpbrk(arg, "{}=,\" "))
+			argp_error(state, "invalid application name '%s'", arg);
+		env.push.app = arg;
+		push_more = true;
+		break;
+	case OPT_PUSH_TENANT:
+		env.push.tenant = arg;
+		push_more = true;
+		break;
+	case OPT_PUSH_AUTH:
+		env.push.auth_file = arg;
+		push_more = true;
+		break;
+	case OPT_PUSH_SPOOL:
+		env.push.spool = arg;
+		push_more = true;
+		break;
+	case OPT_PUSH_SPOOL_MAX:
+		errno = 0;
+		env.push.spool_max = strtoul(arg, &end, 10);
+		if (errno || *end || !env.push.spool_max || env.push.spool_max > 1000000)
+			argp_error(state, "invalid spool size '%s' (1 to 1000000 intervals)", arg);
+		push_more = true;
+		break;
 	case OPT_CONFIG:
 		/* Read before parsing (with_config()). */
 		break;
@@ -317,8 +367,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			 (env.top || env.perfmap_insn || env.nguest_elves || env.nguest_syms))
 			argp_error(state, "--top, --perfmap-insn, --guest-elf and --guest-symbols "
 					  "follow one QEMU: use -p with them, not -a");
-		else if (env.prof.interval && !env.profile_out)
-			argp_error(state, "--interval goes with --profile");
+		else if (env.prof.interval && !env.profile_out && !env.push.url)
+			argp_error(state, "--interval goes with --profile or --push");
+		else if (env.push.url && !env.prof.interval)
+			argp_error(state,
+				   "--push sends each --interval's profile: give --interval");
+		else if (push_more && !env.push.url)
+			argp_error(state,
+				   "--push-app, --push-tenant, --push-auth and --push-spool* "
+				   "go with --push");
+		else if (env.push.url && env.top)
+			argp_error(state, "--push and --top: one or the other");
 		else if (keep_profiles_set && !env.prof.interval)
 			argp_error(state, "--keep-profiles goes with --interval");
 		else if (env.prof.keep.age_ns &&
@@ -332,6 +391,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
+		if (env.push.url && !env.push.app)
+			env.push.app = "qemu-jitbpf";
+		if (env.push.url && !env.push.spool_max)
+			env.push.spool_max = 1440;
 		/* A host's QEMUs come and go for weeks; rotated profiles too. */
 		if (!keep_exited_set && env.all)
 			keep_parse("10m,1000", &env.keep_exited);
@@ -514,7 +577,7 @@ int main(int argc, char **argv)
 		.doc = doc,
 		.args_doc = NULL,
 	};
-	char *outdir = NULL, **orig = argv;
+	char *outdir = NULL, *spool = NULL, **orig = argv;
 	int code;
 
 	if (!with_config(&argc, &argv))
@@ -528,6 +591,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (env.outdir)
 		env.outdir = outdir = realpath(env.outdir, NULL);
+	if (env.push.url && !env.push.spool)
+		env.push.spool = spool = xasprintf("%s%spush-spool", env.outdir ? env.outdir : "",
+						   env.outdir ? "/" : "");
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	/* A hang-up completes the files too; with --config it reloads. */
@@ -551,5 +617,6 @@ int main(int argc, char **argv)
 	free(env.prof.files);
 	callfilter_free(&env.ufilter);
 	free(outdir);
+	free(spool);
 	return code;
 }

@@ -105,6 +105,12 @@ static int find_root(struct engine *e, const struct binary **bin)
 	return *bin ? 0 : -ENOTSUP;
 }
 
+/* --push: each interval written is spooled for the sender. */
+static int push_cb(void *ctx, const struct profile *prof, time_t from, time_t until)
+{
+	return push_interval(ctx, prof, from, until);
+}
+
 /*
  * The guest frame chains to walk: those of the QEMUs known now (-a's
  * binaries, a tree's first QEMU), all if a tree starts with a command
@@ -145,6 +151,10 @@ static int load(struct engine *e, bool system)
 		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
 				    probes_procs_fd(&e->probes), walkers(e));
 		e->profiling = !err;
+		if (e->pusher) {
+			e->prof.on_interval = push_cb;
+			e->prof.on_interval_ctx = e->pusher;
+		}
 	}
 	if (err)
 		return err;
@@ -476,6 +486,10 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 
 		e->err = e->err ? e->err : err;
 	}
+	/* What waits in the spool gets a few seconds; the rest waits for
+	 * the next run. */
+	push_close(e->pusher, 5000);
+	e->pusher = NULL;
 	if (e->uft && e->nameless) {
 		uftrace_discard(e->uft);
 		e->uft = NULL;
@@ -529,6 +543,7 @@ static void free_all(struct engine *e)
 	ring_buffer__free(e->rb);
 	if (e->profiling)
 		profiler_free(&e->prof);
+	push_close(e->pusher, 0);
 	probes_free(&e->probes);
 	linkset_clear(&e->links);
 	free(e->links.v);
@@ -555,6 +570,10 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 
 	libbpf_set_print(libbpf_print_fn);
 	retention_init(&e.ret, &o->keep_exited);
+	if (o->push.url && !(e.pusher = push_open(&o->push))) {
+		err = -EINVAL;
+		goto out;
+	}
 	err = o->uftrace ? open_uftrace(&e) : 0;
 	if (err)
 		goto out;
@@ -576,6 +595,8 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 		goto out;
 	pr_dbg("BPF loaded after %.0f ms", (mono_ns() - t0) / 1e6);
 	err = e.tree ? attach_tree(&e, bin) : attach_host(&e);
+	if (!err && e.pusher)
+		err = push_start(e.pusher);
 	if (err)
 		goto out;
 	pr_dbg("probes attached after %.0f ms", (mono_ns() - t0) / 1e6);

@@ -23,6 +23,7 @@
 #include "engine/session.h"
 #include "engine/target.h"
 #include "profiler/profiler.h"
+#include "push/push.h"
 #include "writers/callfilter.h"
 #include "writers/uftrace.h"
 
@@ -50,6 +51,7 @@ struct engine_opts {
 	bool profile_out;	 /* --profile: write files */
 	bool top;
 	struct profiler_opts prof;
+	struct push_opts push; /* --push, if push.url */
 };
 
 /*
@@ -86,8 +88,9 @@ struct engine {
 	struct ring_buffer *rb;
 	struct profiler prof;
 	bool profiling;
-	struct linkset links; /* tracepoints; -a: every binary's probes */
-	struct binary **bins; /* the QEMU binaries seen */
+	struct pusher *pusher; /* --push */
+	struct linkset links;  /* tracepoints; -a: every binary's probes */
+	struct binary **bins;  /* the QEMU binaries seen */
 	size_t nbins, bins_cap;
 	struct proc *procs[PROC_BUCKETS];
 	size_t nprocs;

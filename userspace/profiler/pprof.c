@@ -246,11 +246,18 @@ static Sample *sample(struct builder *b, const struct stack *s)
 	snprintf(buf, sizeof(buf), "%s", comm);
 	if (strrchr(buf, '-'))
 		*strrchr(buf, '-') = 0;
-	smp->n_label = 3;
-	smp->label = xmalloc(3 * sizeof(Label *));
+	smp->label = xmalloc(6 * sizeof(Label *));
 	smp->label[0] = label(b, "pid", NULL, s->pid);
 	smp->label[1] = label(b, "tid", NULL, s->tid);
 	smp->label[2] = label(b, "comm", intern(buf), 0);
+	smp->n_label = 3;
+	/* What a fleet filters by: the emulator, the guest, the container. */
+	if (s->labels.qemu)
+		smp->label[smp->n_label++] = label(b, "qemu", s->labels.qemu, 0);
+	if (s->labels.arch)
+		smp->label[smp->n_label++] = label(b, "arch", s->labels.arch, 0);
+	if (s->labels.cgroup)
+		smp->label[smp->n_label++] = label(b, "cgroup", s->labels.cgroup, 0);
 	return smp;
 }
 

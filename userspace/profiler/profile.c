@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct proc_name {
 	pid_t pid;
 	const char *root; /* COMM-PID, interned */
+	struct proc_labels labels;
 };
 
 void profile_init(struct profile *p, unsigned int freq)
@@ -78,6 +80,11 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
 		s->root = root;
+		for (size_t i = p->nprocs; i-- > 0;)
+			if (p->procs[i].pid == pid) {
+				s->labels = p->procs[i].labels;
+				break;
+			}
 		s->pid = pid;
 		s->tid = tid;
 		s->where = where;
@@ -97,6 +104,39 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 		p->start_ns = ts;
 	if (ts > p->end_ns)
 		p->end_ns = ts;
+}
+
+/* PID's binary and cgroup, while /proc says them. */
+static struct proc_labels labels_of(pid_t pid)
+{
+	struct proc_labels l = {0};
+	char path[64], exe[4096], *cg, *line;
+	const char *arch;
+	size_t len;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		text_clean(exe, n);
+		l.qemu = intern(path_base(exe));
+		arch = qemu_arch(exe, &len);
+		if (arch && len < 32)
+			l.arch = internf("%.*s", (int)len, arch);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	cg = read_all(path, &len, 512);
+	/* cgroup v2: "0::/system.slice/docker-ID.scope". */
+	for (line = cg; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, "0::", 3)) {
+			len = strcspn(line + 3, "\n");
+			text_clean(line + 3, len);
+			l.cgroup = internf("%.*s", (int)len, line + 3);
+			break;
+		}
+	free(cg);
+	return l;
 }
 
 void profile_see_process(struct profile *p, pid_t pid)
@@ -121,7 +161,7 @@ void profile_see_process(struct profile *p, pid_t pid)
 	if (profile_root(p, pid) == root)
 		return;
 	grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
-	p->procs[p->nprocs++] = (struct proc_name){pid, root};
+	p->procs[p->nprocs++] = (struct proc_name){pid, root, labels_of(pid)};
 }
 
 const char *profile_root(const struct profile *p, pid_t pid)

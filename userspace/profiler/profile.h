@@ -41,8 +41,16 @@ enum sample_where {
 	IN_MAX,
 };
 
+/* What a fleet tells processes apart by (pprof labels), interned or NULL. */
+struct proc_labels {
+	const char *qemu;   /* the QEMU binary's name */
+	const char *arch;   /* the guest architecture, as the binary's name says */
+	const char *cgroup; /* its cgroup (v2) path: a container's, a unit's */
+};
+
 struct stack {
 	const char *root; /* COMM-PID, interned */
+	struct proc_labels labels;
 	pid_t pid, tid;
 	uint8_t where;
 	uint32_t n;

@@ -171,6 +171,13 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 		if (pr->opts.keep.on)
 			prune(pr, pr->opts.files[i], time(NULL));
 	}
+	if (pr->on_interval) {
+		time_t until = start + pr->opts.interval, now = time(NULL);
+		int e = pr->on_interval(pr->on_interval_ctx, prof, start,
+					until < now ? until : now);
+
+		err = err ? err : e;
+	}
 	pr->written += prof->samples;
 	pr->intervals++;
 	return err;

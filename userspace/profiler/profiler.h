@@ -37,6 +37,9 @@ struct profiler {
 	uint64_t written;      /* samples in the interval files so far */
 	unsigned int intervals;
 	uint64_t pruned; /* interval files removed (--keep-profiles) */
+	/* Called with each interval written and its wall-clock span (--push). */
+	int (*on_interval)(void *ctx, const struct profile *prof, time_t from, time_t until);
+	void *on_interval_ctx;
 };
 
 /*

@@ -40,25 +40,18 @@ unsigned int sampler_walkers(const char *path)
 		const char *arch;
 		unsigned int walkers;
 	} arches[] = {
-		{"x86_64", QJ_WALK_RECORD64},	{"i386", QJ_WALK_RECORD64},
-		{"aarch64", QJ_WALK_RECORD64},	{"aarch64_be", QJ_WALK_RECORD64},
-		{"riscv64", QJ_WALK_RISCV},	{"riscv32", QJ_WALK_RISCV},
-		{"arm", QJ_WALK_ARM},		{"armeb", QJ_WALK_ARM},
-		{"ppc64", QJ_WALK_BACKCHAIN},	{"ppc64le", QJ_WALK_BACKCHAIN},
+		{"x86_64", QJ_WALK_RECORD64},  {"i386", QJ_WALK_RECORD64},
+		{"aarch64", QJ_WALK_RECORD64}, {"aarch64_be", QJ_WALK_RECORD64},
+		{"riscv64", QJ_WALK_RISCV},    {"riscv32", QJ_WALK_RISCV},
+		{"arm", QJ_WALK_ARM},	       {"armeb", QJ_WALK_ARM},
+		{"ppc64", QJ_WALK_BACKCHAIN},  {"ppc64le", QJ_WALK_BACKCHAIN},
 		{"s390x", QJ_WALK_BACKCHAIN},
 	};
-	const char *base = path_base(path), *arch;
 	size_t len;
+	const char *arch = qemu_arch(path, &len);
 
-	if (!strncmp(base, "qemu-system-", 12))
-		arch = base + 12;
-	else if (!strncmp(base, "qemu-", 5))
-		arch = base + 5;
-	else
+	if (!arch)
 		return QJ_WALK_ALL;
-	len = strlen(arch);
-	if (len > 7 && !strcmp(arch + len - 7, "-static"))
-		len -= 7;
 	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
 		if (strlen(arches[i].arch) == len && !strncmp(arch, arches[i].arch, len))
 			return arches[i].walkers;

@@ -54,6 +54,22 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+const char *qemu_arch(const char *path, size_t *len)
+{
+	const char *base = path_base(path), *arch;
+
+	if (!strncmp(base, "qemu-system-", 12))
+		arch = base + 12;
+	else if (!strncmp(base, "qemu-", 5))
+		arch = base + 5;
+	else
+		return NULL;
+	*len = strlen(arch);
+	if (*len > 7 && !strcmp(arch + *len - 7, "-static"))
+		*len -= 7;
+	return *len ? arch : NULL;
+}
+
 void text_clean(char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)

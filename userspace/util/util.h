@@ -41,6 +41,12 @@ static inline bool text_ctl(char c)
 char *xstrdup_clean(const char *s);
 /* The last component of PATH (PATH itself without a slash). */
 const char *path_base(const char *path);
+/*
+ * The guest architecture a QEMU binary's name says (qemu-aarch64,
+ * qemu-system-riscv64, qemu-arm-static: "aarch64", "riscv64", "arm"), its
+ * length in *LEN; NULL when the name is not a QEMU's.
+ */
+const char *qemu_arch(const char *path, size_t *len);
 
 /* qsort() for any N: qsort of no elements from a NULL array is undefined. */
 static inline void sort_array(void *base, size_t n, size_t size,
