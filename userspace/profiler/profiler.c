@@ -172,9 +172,13 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 			prune(pr, pr->opts.files[i], time(NULL));
 	}
 	if (pr->on_interval) {
+		/* The last one ends now (a second at least). */
 		time_t until = start + pr->opts.interval, now = time(NULL);
-		int e = pr->on_interval(pr->on_interval_ctx, prof, start,
-					until < now ? until : now);
+		int e;
+
+		if (now < until)
+			until = now > start ? now : start + 1;
+		e = pr->on_interval(pr->on_interval_ctx, prof, start, until);
 
 		err = err ? err : e;
 	}
