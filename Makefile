@@ -61,7 +61,7 @@ TOOL_LAYERS := util naming writers profiler push engine
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
 TOOL_HDRS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.h))
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
-TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty -lcurl
+TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty
 # pprof's message types, from Debian's copy of the upstream profile.proto.
 PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 

@@ -4,10 +4,12 @@
 
 #include <curl/curl.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +41,78 @@ struct pusher {
 	bool down; /* said so; said again when it is back */
 	bool curl;
 };
+
+/*
+ * libcurl, opened when --push is given: linked in, its 30 libraries (TLS,
+ * Kerberos, LDAP...) would cost every start of the tool ~10 ms.
+ */
+static struct {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+	char *(*easy_escape)(CURL *c, const char *s, int len);
+	void (*free)(void *p);
+	curl_mime *(*mime_init)(CURL *c);
+	curl_mimepart *(*mime_addpart)(curl_mime *m);
+	CURLcode (*mime_name)(curl_mimepart *part, const char *name);
+	CURLcode (*mime_filename)(curl_mimepart *part, const char *name);
+	CURLcode (*mime_type)(curl_mimepart *part, const char *type);
+	CURLcode (*mime_filedata)(curl_mimepart *part, const char *path);
+	void (*mime_free)(curl_mime *m);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} lc;
+
+static bool curl_load(void)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fns[] = {
+#define FN(f, name) {name, offsetof(__typeof__(lc), f)}
+		FN(global_init, "curl_global_init"),
+		FN(global_cleanup, "curl_global_cleanup"),
+		FN(easy_init, "curl_easy_init"),
+		FN(easy_setopt, "curl_easy_setopt"),
+		FN(easy_perform, "curl_easy_perform"),
+		FN(easy_getinfo, "curl_easy_getinfo"),
+		FN(easy_cleanup, "curl_easy_cleanup"),
+		FN(easy_strerror, "curl_easy_strerror"),
+		FN(easy_escape, "curl_easy_escape"),
+		FN(free, "curl_free"),
+		FN(mime_init, "curl_mime_init"),
+		FN(mime_addpart, "curl_mime_addpart"),
+		FN(mime_name, "curl_mime_name"),
+		FN(mime_filename, "curl_mime_filename"),
+		FN(mime_type, "curl_mime_type"),
+		FN(mime_filedata, "curl_mime_filedata"),
+		FN(mime_free, "curl_mime_free"),
+		FN(slist_append, "curl_slist_append"),
+		FN(slist_free_all, "curl_slist_free_all"),
+#undef FN
+	};
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		pr_err("--push needs libcurl: %s", dlerror());
+		return false;
+	}
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		void *f = dlsym(h, fns[i].name);
+
+		if (!f) {
+			pr_err("--push: libcurl has no %s", fns[i].name);
+			return false;
+		}
+		memcpy((char *)&lc + fns[i].off, &f, sizeof(f));
+	}
+	return true;
+}
 
 static uint64_t now_ms(void)
 {
@@ -163,7 +237,9 @@ struct pusher *push_open(const struct push_opts *o)
 		pr_err("--push-spool %s: not a writable directory", o->spool);
 		goto fail;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (!curl_load())
+		goto fail;
+	if (lc.global_init(CURL_GLOBAL_DEFAULT)) {
 		pr_err("--push: cannot initialize libcurl");
 		goto fail;
 	}
@@ -171,12 +247,12 @@ struct pusher *push_open(const struct push_opts *o)
 	gethostname(host, sizeof(host) - 1);
 	text_clean(host, strlen(host));
 	raw = xasprintf("%s{host=%s}", o->app, host[0] ? host : "unknown");
-	esc = curl_easy_escape(NULL, raw, 0);
+	esc = lc.easy_escape(NULL, raw, 0);
 	free(raw);
 	if (!esc)
 		goto fail;
 	p->name = xstrdup(esc);
-	curl_free(esc);
+	lc.free(esc);
 	return p;
 fail:
 	push_close(p, 0);
@@ -209,52 +285,52 @@ static int send_one(struct pusher *p, const char *name, char *why, size_t len)
 	snprintf(url, sizeof(url), "%s/ingest?name=%s&from=%lld&until=%lld&format=pprof", p->url,
 		 p->name, from, until);
 	snprintf(path, sizeof(path), "%s/%s", p->o.spool, name);
-	c = curl_easy_init();
+	c = lc.easy_init();
 	if (!c) {
 		snprintf(why, len, "cannot make a request");
 		return -1;
 	}
-	mime = curl_mime_init(c);
-	part = curl_mime_addpart(mime);
-	curl_mime_name(part, "profile");
-	curl_mime_filename(part, "profile.pb.gz");
-	curl_mime_type(part, "application/octet-stream");
-	if (curl_mime_filedata(part, path) != CURLE_OK) {
-		curl_mime_free(mime);
-		curl_easy_cleanup(c);
+	mime = lc.mime_init(c);
+	part = lc.mime_addpart(mime);
+	lc.mime_name(part, "profile");
+	lc.mime_filename(part, "profile.pb.gz");
+	lc.mime_type(part, "application/octet-stream");
+	if (lc.mime_filedata(part, path) != CURLE_OK) {
+		lc.mime_free(mime);
+		lc.easy_cleanup(c);
 		snprintf(why, len, "cannot read it");
 		return 1;
 	}
 	if (p->o.tenant) {
 		char *h = xasprintf("X-Scope-OrgID: %s", p->o.tenant);
 
-		hdrs = curl_slist_append(hdrs, h);
+		hdrs = lc.slist_append(hdrs, h);
 		free(h);
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "qemu-jitbpf");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	lc.easy_setopt(c, CURLOPT_URL, url);
+	lc.easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	lc.easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(c, CURLOPT_USERAGENT, "qemu-jitbpf");
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	if (p->bearer) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-		curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, p->bearer);
+		lc.easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+		lc.easy_setopt(c, CURLOPT_XOAUTH2_BEARER, p->bearer);
 	} else if (p->userpwd) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
+		lc.easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+		lc.easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
 	}
-	rc = curl_easy_perform(c);
+	rc = lc.easy_perform(c);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdrs);
-	curl_mime_free(mime);
-	curl_easy_cleanup(c);
+		lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	lc.slist_free_all(hdrs);
+	lc.mime_free(mime);
+	lc.easy_cleanup(c);
 	if (rc != CURLE_OK) {
-		snprintf(why, len, "%s", curl_easy_strerror(rc));
+		snprintf(why, len, "%s", lc.easy_strerror(rc));
 		return -1;
 	}
 	if (status >= 200 && status < 300)
@@ -416,7 +492,7 @@ void push_close(struct pusher *p, unsigned int timeout_ms)
 			p->sent, p->url, left, p->o.spool, p->dropped, p->rejected);
 	}
 	if (p->curl)
-		curl_global_cleanup();
+		lc.global_cleanup();
 	if (p->dirfd >= 0)
 		close(p->dirfd);
 	pthread_mutex_destroy(&p->lock);
