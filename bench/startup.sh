@@ -14,7 +14,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
 ROUNDS=${ROUNDS:-10}
 GUEST_ROUNDS=${GUEST_ROUNDS:-1000}
-LONG_ROUNDS=${LONG_ROUNDS:-900000}
+LONG_ROUNDS=${LONG_ROUNDS:-1200000}
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 TOOL=$TOP/build/bin/qemu-jitbpf
 G=$TOP/build/guests/x86_64/hot
