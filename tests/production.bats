@@ -65,7 +65,8 @@ folded_total() { # FILE
 	done
 	echo "# $n checks of maps past their time" >&3
 	[ "$n" -gt 100 ] || fail "only $n checks: the QEMUs ran too slowly"
-	# The last ones are still kept.
+	# The last ones are still kept (once the tool has read the exit).
+	wait_for_file "/tmp/perf-$pid.map" 1
 	grep -q ' hot_main$' "/tmp/perf-$pid.map" || fail "the last QEMU's map is not kept"
 	kill -0 "$child" || fail "the child $child ended too early"
 	[ -s "/tmp/perf-$child.map" ] || fail "the living child's map was removed"
