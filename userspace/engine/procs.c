@@ -76,7 +76,8 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		p->own_uft = true;
 	}
 	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
-	if (pid > 0) {
+	/* Only --keep-exited tells processes of one pid apart. */
+	if (pid > 0 && e->ret.keep.on) {
 		char state;
 
 		if (proc_stat(pid, &state, &p->start))
@@ -147,22 +148,12 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
-/* --keep-exited: P's marker, in the directory where P made it. */
+/* --keep-exited: P's marker, as P names it (QEMU makes it by an absolute
+ * path, in QEMU's view). */
 static void keep_marker(struct engine *e, struct proc *p, struct kept *k)
 {
-	const char *path = p->s.marker_path, *base = path_base(path);
-	char *dir;
-	int fd;
-
-	if (path[0] != '/')
-		return;
-	dir = base - path > 1 ? strndup(path, base - path - 1) : xstrdup("/");
-	fd = dir ? view_open_dir(&p->t->view, dir) : -ENOMEM;
-	if (fd >= 0) {
-		retention_add_at(&e->ret, k, fd, base, false);
-		close(fd);
-	}
-	free(dir);
+	if (p->s.marker_path[0] == '/')
+		retention_add(&e->ret, k, &p->t->view, p->s.marker_path, false);
 }
 
 /* The jitdump of process P, complete (or dropped, when it has none). */
@@ -259,7 +250,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		if (!perfmap_write(&s->jm.code, AT_FDCWD, path, p->t->uid, p->t->gid, &s->bytes)) {
 			e->maps++;
 			if (k)
-				retention_add(&e->ret, k, path, false);
+				retention_add(&e->ret, k, NULL, path, false);
 			if (root)
 				e->root_map = xstrdup(path);
 			pr_dbg("pid %d (%s): wrote %s", p->t->pid, why, path);
@@ -278,7 +269,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 			    !uftrace_close(s->uft, exe, p->cmdline ? p->cmdline : "", &s->bytes)) {
 				e->uftraces++;
 				if (k)
-					retention_add(&e->ret, k, dir, true);
+					retention_add(&e->ret, k, NULL, dir, true);
 			} else if (!named) {
 				uftrace_discard(s->uft);
 			}

@@ -30,28 +30,25 @@ struct kept *retention_begin(struct retention *r, pid_t pid, uint64_t start, uin
 static int dir_ref(struct retention *r, int fd)
 {
 	struct stat st;
+	size_t i, free_slot = r->ndirs;
 
 	if (fstat(fd, &st) || !S_ISDIR(st.st_mode))
 		return -1;
-	for (size_t i = 0; i < r->ndirs; i++)
-		if (r->dirs[i].refs && r->dirs[i].dev == st.st_dev && r->dirs[i].ino == st.st_ino) {
+	for (i = 0; i < r->ndirs; i++) {
+		if (!r->dirs[i].refs) {
+			free_slot = free_slot < r->ndirs ? free_slot : i;
+		} else if (r->dirs[i].dev == st.st_dev && r->dirs[i].ino == st.st_ino) {
 			r->dirs[i].refs++;
 			return (int)i;
 		}
-	for (size_t i = 0; i < r->ndirs; i++)
-		if (!r->dirs[i].refs) {
-			fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-			if (fd < 0)
-				return -1;
-			r->dirs[i] = (struct kept_dir){st.st_dev, st.st_ino, fd, 1};
-			return (int)i;
-		}
+	}
 	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	grow(&r->dirs, &r->dirs_cap, r->ndirs + 1, sizeof(*r->dirs));
-	r->dirs[r->ndirs] = (struct kept_dir){st.st_dev, st.st_ino, fd, 1};
-	return (int)r->ndirs++;
+	if (free_slot == r->ndirs)
+		grow(&r->dirs, &r->dirs_cap, ++r->ndirs, sizeof(*r->dirs));
+	r->dirs[free_slot] = (struct kept_dir){st.st_dev, st.st_ino, fd, 1};
+	return (int)free_slot;
 }
 
 static void dir_unref(struct retention *r, int i)
@@ -79,11 +76,13 @@ void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char
 	*f = (struct kept_file){dir, xstrdup(name), st.st_dev, st.st_ino, tree};
 }
 
-void retention_add(struct retention *r, struct kept *k, const char *path, bool tree)
+void retention_add(struct retention *r, struct kept *k, const struct proc_view *v, const char *path,
+		   bool tree)
 {
+	static const struct proc_view own = {.root_fd = -1};
 	const char *base = path_base(path);
 	char *dir = base > path ? strndup(path, base - path) : xstrdup(".");
-	int fd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	int fd = dir ? view_open_dir(v ? v : &own, dir) : -ENOMEM;
 
 	if (fd >= 0) {
 		retention_add_at(r, k, fd, base, tree);

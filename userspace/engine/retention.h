@@ -62,8 +62,10 @@ struct kept *retention_begin(struct retention *r, pid_t pid, uint64_t start, uin
  * directory of files.  DIRFD stays the caller's.
  */
 void retention_add_at(struct retention *r, struct kept *k, int dirfd, const char *name, bool tree);
-/* The same for PATH in the tool's own view. */
-void retention_add(struct retention *r, struct kept *k, const char *path, bool tree);
+/* The same for PATH as view V sees it (NULL: the tool's own). */
+struct proc_view;
+void retention_add(struct retention *r, struct kept *k, const struct proc_view *v, const char *path,
+		   bool tree);
 /* K has all its files: an entry without any is dropped. */
 void retention_end(struct retention *r, struct kept *k);
 /* A new process (started at START) has PID: an older one's files go now. */
