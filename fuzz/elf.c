@@ -21,7 +21,7 @@ static void ask(struct guest *g, uint64_t pc)
 	int line;
 
 	guest_lookup(g, pc, &loc);
-	guest_loc_name(&loc, pc);
+	guest_loc_name(g, &loc, pc);
 	guest_call_target(g, pc, &loc);
 	if (!loc.img || !loc.img->elf)
 		return;

@@ -12,6 +12,7 @@
 #include "outputs.h"
 #include "naming/codemap.h"
 #include "naming/guest.h"
+#include "util/strtab.h"
 #include "writers/jitdump.h"
 #include "writers/perfmap.h"
 #include "writers/uftrace.h"
@@ -41,8 +42,11 @@ static char *name_of(struct fuzz_in *in)
 	return s;
 }
 
-/* A name for the code map, which keeps names for good (interned): one of
- * a few, of lengths 0 to 64 KiB, of letters or of line ends. */
+/* The code map's names live as long as their table (a guest's). */
+static struct strtab names;
+
+/* A name for the code map: one of a few, of lengths 0 to 64 KiB, of
+ * letters or of line ends. */
 static const char *kept_name(struct fuzz_in *in)
 {
 	static const size_t lens[] = {0, 1, 2, 3, 4095, 65536};
@@ -55,7 +59,7 @@ static const char *kept_name(struct fuzz_in *in)
 	s = malloc(len + 1);
 	memset(s, fills[(x / 6) % 4], len);
 	s[len] = 0;
-	kept = intern(s);
+	kept = strtab_add(&names, s);
 	free(s);
 	return kept;
 }
@@ -157,6 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(dfd);
 	}
 	codemap_free(&m);
+	strtab_free(&names);
 	if (jitdump_is_open(j)) {
 		jitdump_close(j, &bytes);
 		fuzz_check_jitdump(marker);

@@ -419,7 +419,9 @@ static void sig_handler(int sig)
 	exiting = 1;
 }
 
+/* The command line made by --config: its own strings are 1 to config_n. */
 static char **config_argv;
+static int config_n;
 
 /* --config FILE in ARGV (before a QEMU command), or NULL. */
 static const char *config_path(int argc, char **argv)
@@ -499,6 +501,7 @@ static char **with_config(int *argc, char ***argv)
 		v[n++] = (*argv)[i];
 	v[n] = NULL;
 	config_argv = v; /* its strings are the options' */
+	config_n = n - *argc + 1;
 	*argc = n;
 	*argv = v;
 	return v;
@@ -618,5 +621,8 @@ int main(int argc, char **argv)
 	callfilter_free(&env.ufilter);
 	free(outdir);
 	free(spool);
+	for (int i = 1; config_argv && i < config_n; i++)
+		free(config_argv[i]);
+	free(config_argv);
 	return code;
 }

@@ -406,6 +406,12 @@ static void summary(struct engine *e, long long uft_records)
 		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
 		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	{
+		struct elf_cache_stats c = elf_cache_stats();
+
+		pr_dbg("ELF files: %" PRIu64 " read, %" PRIu64 " freed, %zu in memory (%zu idle)",
+		       c.loaded, c.freed, c.files, c.idle);
+	}
 	if (e->profiling)
 		fprintf(stderr,
 			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",

@@ -2,7 +2,6 @@
 #include "naming/codemap.h"
 #include "util/util.h"
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,95 +148,6 @@ void codemap_free(struct codemap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/*
- * The interned names: open addressing, each slot's hash beside its name so
- * that a probe reads a name only when the hashes match.  The names are
- * copied into large blocks, never freed (a W1 run interns 35 000 names,
- * most of them once: malloc() per name was a third of the cost).
- */
-struct islot {
-	uint64_t hash; /* 0: empty */
-	const char *s;
-};
-static struct islot *itab;
-static size_t icap, icount;
-static char *iblock;
-static size_t ileft;
-
-static uint64_t hash_str(const char *s, size_t *len)
-{
-	uint64_t h = 1469598103934665603ull;
-	const char *p = s;
-
-	while (*p)
-		h = (h ^ (unsigned char)*p++) * 1099511628211ull;
-	*len = p - s;
-	return h | 1; /* 0 marks an empty slot */
-}
-
-static void intern_grow(void)
-{
-	size_t ncap = icap ? icap * 2 : 1024;
-	struct islot *n = xcalloc(ncap, sizeof(*n));
-
-	for (size_t i = 0; i < icap; i++) {
-		size_t k;
-
-		if (!itab[i].hash)
-			continue;
-		for (k = itab[i].hash & (ncap - 1); n[k].hash; k = (k + 1) & (ncap - 1))
-			;
-		n[k] = itab[i];
-	}
-	free(itab);
-	itab = n;
-	icap = ncap;
-}
-
-static const char *intern_copy(const char *s, size_t len)
-{
-	char *p;
-
-	if (len >= 4096)
-		return xstrdup(s);
-	if (len + 1 > ileft) {
-		ileft = 256 << 10;
-		iblock = xmalloc(ileft);
-	}
-	p = iblock;
-	memcpy(p, s, len + 1);
-	iblock += len + 1;
-	ileft -= len + 1;
-	return p;
-}
-
-const char *intern(const char *s)
-{
-	size_t len, i;
-	uint64_t h = hash_str(s, &len);
-
-	if (icount * 2 >= icap)
-		intern_grow();
-	for (i = h & (icap - 1); itab[i].hash; i = (i + 1) & (icap - 1))
-		if (itab[i].hash == h && !strcmp(itab[i].s, s))
-			return itab[i].s;
-	itab[i].hash = h;
-	itab[i].s = intern_copy(s, len);
-	icount++;
-	return itab[i].s;
-}
-
-const char *internf(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return intern(buf);
-}
-
 const char *name_off(char buf[NAME_OFF_MAX], const char *base, uint64_t off)
 {
 	size_t len = strnlen(base, NAME_OFF_MAX - 20);
@@ -255,13 +165,6 @@ const char *name_off(char buf[NAME_OFF_MAX], const char *base, uint64_t off)
 		*p++ = "0123456789abcdef"[(off >> shift) & 15];
 	*p = 0;
 	return buf;
-}
-
-const char *intern_off(const char *base, uint64_t off)
-{
-	char buf[NAME_OFF_MAX];
-
-	return intern(name_off(buf, base, off));
 }
 
 void codemap_copy(struct codemap *dst, const struct codemap *src)

@@ -18,7 +18,7 @@ struct code_range {
 	bool tb_end;	  /* the last guest instruction of its TB */
 	bool plus_off;	  /* named NAME+0xOFF */
 	uint64_t seq;	  /* order of arrival: newer wins an overlap */
-	const char *name; /* interned (intern.h) or static; NULL when not kept */
+	const char *name; /* its guest's or ELF file's, or static; NULL when not kept */
 	uint64_t guest;	  /* guest pc of the code, where kept */
 	uint64_t off;
 };
@@ -53,12 +53,7 @@ void codemap_free(struct codemap *m);
 /* DST becomes a copy of SRC (a forked QEMU's code cache). */
 void codemap_copy(struct codemap *dst, const struct codemap *src);
 
-/* Interned strings live as long as the process. */
-const char *intern(const char *s);
-const char *internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "BASE+0xOFF", as internf() would make it, without printf. */
-const char *intern_off(const char *base, uint64_t off);
-/* The same in BUF, not interned (BASE cut to NAME_OFF_MAX - 20 bytes). */
+/* "BASE+0xOFF" in BUF (BASE cut to NAME_OFF_MAX - 20 bytes), without printf. */
 #define NAME_OFF_MAX 512
 const char *name_off(char buf[NAME_OFF_MAX], const char *base, uint64_t off);
 

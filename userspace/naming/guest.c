@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/guest.h"
 #include "naming/codemap.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,20 +16,50 @@
 #define MISS_RETRY_NS 1000000000ull
 #define MISS_SLOTS    1024
 
+/*
+ * The names a guest makes (image base names, guest-0xPC): a forked
+ * process's guest shares its parent's, since the code map it copies names
+ * code with them.
+ */
+struct guest_names {
+	struct strtab t;
+	unsigned int refs;
+};
+
+static void names_put(struct guest_names *n)
+{
+	if (n && !--n->refs) {
+		strtab_free(&n->t);
+		free(n);
+	}
+}
+
 void guest_init(struct guest *g, pid_t pid)
 {
 	memset(g, 0, sizeof(*g));
 	g->pid = pid;
+	g->names = xcalloc(1, sizeof(*g->names));
+	g->names->refs = 1;
 	proc_view_open(&g->view, pid);
 	g->miss_pages = xcalloc(MISS_SLOTS, sizeof(*g->miss_pages));
 	g->miss_time = xcalloc(MISS_SLOTS, sizeof(*g->miss_time));
 }
 
+static void image_free(struct guest_image *img)
+{
+	elf_file_put(img->elf);
+	free(img->path);
+}
+
 void guest_free(struct guest *g)
 {
 	for (size_t i = 0; i < g->nimgs; i++)
-		free(g->imgs[i].path);
+		image_free(&g->imgs[i]);
+	for (size_t i = 0; i < g->nretired; i++)
+		image_free(&g->retired[i]);
 	free(g->imgs);
+	free(g->retired);
+	names_put(g->names);
 	proc_view_close(&g->view);
 	free(g->miss_pages);
 	free(g->miss_time);
@@ -63,14 +95,17 @@ static bool same_path(const char *kept, const char *path)
 
 static unsigned int versions; /* of all guests */
 
+/* Add an image, which holds ELF (the caller's hold passes to it). */
 static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
 		uint64_t start, uint64_t end, bool user)
 {
 	struct guest_image img;
 	size_t i, j;
 
-	if (end <= start)
+	if (end <= start) {
+		elf_file_put(elf);
 		return;
+	}
 	for (i = 0; i < g->nimgs; i++) {
 		bool overlap = g->imgs[i].start < end && start < g->imgs[i].end;
 
@@ -78,8 +113,10 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		 * again), or covered by what the user said? */
 		if ((overlap && g->imgs[i].user && !user) ||
 		    (g->imgs[i].start == start && g->imgs[i].end == end &&
-		     g->imgs[i].bias == bias && same_path(g->imgs[i].path, path)))
+		     g->imgs[i].bias == bias && same_path(g->imgs[i].path, path))) {
+			elf_file_put(elf);
 			return;
+		}
 	}
 	img = (struct guest_image){
 		.start = start,
@@ -89,13 +126,19 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		.path = xstrdup_clean(path), /* for names */
 		.user = user,
 	};
-	img.base = intern(path_base(img.path));
-	/* A new mapping replaces whatever it overlaps. */
+	img.base = strtab_add(&g->names->t, path_base(img.path));
+	/*
+	 * A new mapping replaces whatever it overlaps.  The code map may
+	 * still name code with the old image's symbols: it is kept, unused,
+	 * while the guest lives.
+	 */
 	for (i = j = 0; i < g->nimgs; i++) {
-		if (g->imgs[i].start < end && start < g->imgs[i].end)
-			free(g->imgs[i].path);
-		else
+		if (g->imgs[i].start < end && start < g->imgs[i].end) {
+			grow(&g->retired, &g->retired_cap, g->nretired + 1, sizeof(*g->retired));
+			g->retired[g->nretired++] = g->imgs[i];
+		} else {
 			g->imgs[j++] = g->imgs[i];
+		}
 	}
 	g->nimgs = j;
 	grow(&g->imgs, &g->cap, g->nimgs + 1, sizeof(*g->imgs));
@@ -160,8 +203,10 @@ static void add_mapping(struct guest *g, const char *path, struct elf_file *e, u
 	const struct load_seg *seg = e ? elf_file_seg_at_offset(e, offset) : NULL;
 	uint64_t lo, hi, bias;
 
-	if (!seg)
+	if (!seg) {
+		elf_file_put(e);
 		return;
+	}
 	bias = start - offset - seg->vaddr + seg->offset;
 	elf_file_range(e, &lo, &hi);
 	add(g, path, e, bias, lo + bias, hi + bias, false);
@@ -218,8 +263,10 @@ static struct elf_file *parse_spec(const char *opt, const char *spec, bool map, 
 int guest_check_spec(const char *spec, bool map)
 {
 	uint64_t bias;
+	struct elf_file *e = parse_spec(map ? "--guest-symbols" : "--guest-elf", spec, map, &bias);
 
-	return parse_spec(map ? "--guest-symbols" : "--guest-elf", spec, map, &bias) ? 0 : -EINVAL;
+	elf_file_put(e);
+	return e ? 0 : -EINVAL;
 }
 
 /* Add file E as PATH with BIAS, over the range of its addresses. */
@@ -476,20 +523,24 @@ uint64_t guest_call_target(struct guest *g, uint64_t addr, struct guest_loc *loc
 	return addr;
 }
 
-const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc)
+const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf)
 {
 	if (loc->name)
 		return loc->name;
-	if (!loc->img || !loc->img->path)
-		return internf("guest-0x%" PRIx64, pc);
-	return intern_off(loc->img->base, loc->link);
+	if (!loc->img || !loc->img->path) {
+		snprintf(buf, NAME_OFF_MAX, "guest-0x%" PRIx64, pc);
+		return buf;
+	}
+	return name_off(buf, loc->img->base, loc->link);
 }
 
-const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf)
+const char *guest_loc_name(struct guest *g, const struct guest_loc *loc, uint64_t pc)
 {
-	if (loc->name || !loc->img || !loc->img->path)
-		return guest_loc_name(loc, pc);
-	return name_off(buf, loc->img->base, loc->link);
+	char buf[NAME_OFF_MAX];
+
+	if (loc->name)
+		return loc->name;
+	return strtab_add(&g->names->t, guest_loc_text(loc, pc, buf));
 }
 
 void guest_see_new(struct guest *g, uint64_t addr)
@@ -528,10 +579,24 @@ void guest_see_new(struct guest *g, uint64_t addr)
 
 void guest_copy(struct guest *dst, const struct guest *src)
 {
+	/* DST's code map is a copy of SRC's: it names code with SRC's
+	 * names, and with the symbols of SRC's old images. */
+	names_put(dst->names);
+	dst->names = src->names;
+	dst->names->refs++;
+	for (size_t i = 0; i < src->nretired; i++) {
+		struct guest_image img = src->retired[i];
+
+		img.path = xstrdup(img.path);
+		elf_file_ref(img.elf);
+		grow(&dst->retired, &dst->retired_cap, dst->nretired + 1, sizeof(*dst->retired));
+		dst->retired[dst->nretired++] = img;
+	}
 	for (size_t i = 0; i < src->nimgs; i++) {
 		const struct guest_image *img = &src->imgs[i];
 
-		add(dst, img->path, img->elf, img->bias, img->start, img->end, img->user);
+		add(dst, img->path, elf_file_ref(img->elf), img->bias, img->start, img->end,
+		    img->user);
 	}
 	if (src->base_known)
 		guest_set_base(dst, src->base);

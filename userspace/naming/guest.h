@@ -22,11 +22,13 @@
 struct guest_image {
 	uint64_t start, end;  /* guest addresses, end exclusive */
 	uint64_t bias;	      /* guest address = link address + bias */
-	struct elf_file *elf; /* NULL: not a readable ELF file */
+	struct elf_file *elf; /* NULL: not a readable ELF file; held */
 	char *path;
-	const char *base; /* the file's name in names of its code (interned) */
+	const char *base; /* the file's name in names of its code (in names) */
 	bool user;	  /* from --guest-elf: wins over what QEMU reports */
 };
+
+struct guest_names;
 
 struct guest {
 	pid_t pid;	       /* QEMU process, 0 when there is none to read */
@@ -35,7 +37,12 @@ struct guest {
 	bool base_known;
 	struct guest_image *imgs; /* sorted by start, disjoint */
 	size_t nimgs, cap;
-	uint64_t *miss_pages; /* pages /proc/PID/maps did not cover */
+	/* Images a new mapping replaced: code the code map names with them
+	 * may still be live (a library unmapped). */
+	struct guest_image *retired;
+	size_t nretired, retired_cap;
+	struct guest_names *names; /* base names, guest-0xPC: shared with forks */
+	uint64_t *miss_pages;	   /* pages /proc/PID/maps did not cover */
 	uint64_t *miss_time;
 	size_t nmiss;
 	unsigned long maps_scans;
@@ -83,11 +90,12 @@ void guest_lookup_next(struct guest *g, uint64_t pc, const struct guest_loc *pre
 /*
  * The name of PC that LOC describes: its function; in an image without a
  * function there (a stripped program), FILE+0xADDR with its link
- * address, as perf names what it cannot; else guest-0xPC.
+ * address, as perf names what it cannot; else guest-0xPC.  It lives as
+ * long as G (and the guests forked from it).
  */
-const char *guest_loc_name(const struct guest_loc *loc, uint64_t pc);
+const char *guest_loc_name(struct guest *g, const struct guest_loc *loc, uint64_t pc);
 /* The same name, made in BUF (NAME_OFF_MAX bytes, codemap.h) when it is not
- * the function's, not interned. */
+ * the function's. */
 const char *guest_loc_text(const struct guest_loc *loc, uint64_t pc, char *buf);
 /*
  * The function a call of ADDR runs: ADDR, or the function a thunk at ADDR

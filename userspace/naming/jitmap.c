@@ -91,13 +91,13 @@ static struct guest_loc locs[QJ_TB_MAX_INSNS];
  * The perf map's range for the code at HOST of LOC's pc PC: named by its
  * function; else FILE+0xADDR, made only when the map is written.
  */
-static void add_named(struct codemap *c, uint64_t host, uint64_t size, const struct guest_loc *loc,
+static void add_named(struct jitmap *m, uint64_t host, uint64_t size, const struct guest_loc *loc,
 		      uint64_t pc)
 {
 	if (!loc->name && loc->img && loc->img->path)
-		codemap_add_off(c, host, size, loc->img->base, loc->link);
+		codemap_add_off(&m->code, host, size, loc->img->base, loc->link);
 	else
-		codemap_add(c, host, size, guest_loc_name(loc, pc));
+		codemap_add(&m->code, host, size, guest_loc_name(&m->guest, loc, pc));
 }
 
 /* One TB: name each run of instructions of one guest function. */
@@ -155,7 +155,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 				codemap_add_off(&m->code, host, size, locs[i].name,
 						gpc[i] - locs[i].sym_start);
 			else
-				add_named(&m->code, host, size, &locs[i], gpc[i]);
+				add_named(m, host, size, &locs[i], gpc[i]);
 		}
 	}
 	/* Runs of instructions of one function. */
@@ -167,7 +167,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 		    (locs[i].name || locs[i].img == locs[first].img))
 			continue;
 		if (!m->perfmap_insn)
-			add_named(&m->code, tb->host + from, to - from, &locs[first], gpc[first]);
+			add_named(m, tb->host + from, to - from, &locs[first], gpc[first]);
 		if (fn) {
 			struct jit_run run = {
 				.ts = tb->ts,

@@ -42,7 +42,9 @@ struct proc_view;
 /*
  * The ELF file open at FD (taken), which process view V names PATH; NULL
  * when it is not a readable ELF file (reason logged with -v).  A file that
- * others can change is read from a private copy.
+ * others can change is read from a private copy.  The caller holds the
+ * file (and the names of its symbols) until it puts it: it may then be
+ * freed, after more distinct files came and went than the cache keeps.
  */
 struct elf_file *elf_file_open(int fd, const char *path, const struct proc_view *v);
 /* The same for PATH in the tool's own view (options, the host's files). */
@@ -54,6 +56,18 @@ struct elf_file *elf_file_get(const char *path);
  * with the reason in WHY (LEN bytes).
  */
 struct elf_file *symbol_map_get(const char *path, char *why, size_t len);
+/* One more holder of E (returned); E may be NULL. */
+struct elf_file *elf_file_ref(struct elf_file *e);
+/* A holder lets E go; E may be NULL. */
+void elf_file_put(struct elf_file *e);
+/* What the cache did, for -v and the soak benchmark. */
+struct elf_cache_stats {
+	uint64_t loaded; /* files read */
+	uint64_t freed;	 /* idle files freed to make room */
+	size_t files;	 /* in memory now */
+	size_t idle;	 /* of them, held by nothing */
+};
+struct elf_cache_stats elf_cache_stats(void);
 /*
  * Free every file read so far.  Only when nothing holds one: tests and
  * the fuzz targets, between inputs.

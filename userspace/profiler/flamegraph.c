@@ -8,7 +8,7 @@
  * (#z=FRAME) and search (#s=REGEX) on opening.
  */
 #include "profiler/profile.h"
-#include "naming/codemap.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -239,6 +239,7 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 {
 	struct node root = {.name = "all", .kind = KIND_ROOT};
 	struct layout l = {.f = f};
+	struct strtab labels = {0}; /* frames merge by label: one copy of each */
 	char buf[1024];
 	int d;
 
@@ -249,7 +250,8 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 
 		n->count += s->count;
 		for (uint32_t k = 0; k < s->n; k++) {
-			n = child(n, intern(frame_label(&s->frames[k], buf, sizeof(buf))),
+			n = child(n,
+				  strtab_add(&labels, frame_label(&s->frames[k], buf, sizeof(buf))),
 				  s->frames[k].kind);
 			n->count += s->count;
 		}
@@ -289,5 +291,6 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 	draw(&l, &root, 0, -1);
 	fputs("</svg>\n", f);
 	free_tree(&root);
+	strtab_free(&labels);
 	return ferror(f) ? -EIO : 0;
 }

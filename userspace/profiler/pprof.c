@@ -6,7 +6,7 @@
  * profile.proto.  Ids are 1-based and unique, string_table[0] is "".
  */
 #include "profiler/profile.h"
-#include "naming/codemap.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -86,15 +86,15 @@ static void index_free(struct index *x)
 
 struct builder {
 	Profile p;
+	struct strtab names; /* one copy of each string, for the keys */
 	struct index strings, functions, locations, mappings;
 	size_t strings_cap, functions_cap, locations_cap, mappings_cap;
 };
 
-/* Index of S in the string table; S must live as long as the builder
- * (interned, or owned by the ELF cache). */
+/* Index of S in the string table. */
 static int64_t str(struct builder *b, const char *s)
 {
-	uint64_t key[4] = {(uintptr_t)intern(s ? s : "")};
+	uint64_t key[4] = {(uintptr_t)strtab_add(&b->names, s ? s : "")};
 	bool new;
 	uint64_t id = index_get(&b->strings, key, &new);
 
@@ -109,12 +109,12 @@ static int64_t str(struct builder *b, const char *s)
 static uint64_t mapping(struct builder *b, const struct frame *f)
 {
 	static const char kernel[] = "[kernel.kallsyms]";
-	uint64_t key[4] = {f->kind == FRAME_KERNEL ? 1 : (uintptr_t)f->elf, f->bias};
+	uint64_t key[4] = {f->kind == FRAME_KERNEL ? 1 : (uintptr_t)f->img.path, f->img.lo};
 	bool new;
 	uint64_t id;
 	Mapping *m;
 
-	if (f->kind != FRAME_KERNEL && !f->elf)
+	if (f->kind != FRAME_KERNEL && !f->img.path)
 		return 0;
 	id = index_get(&b->mappings, key, &new);
 	if (!new)
@@ -127,19 +127,10 @@ static uint64_t mapping(struct builder *b, const struct frame *f)
 		m->memory_limit = UINT64_MAX;
 		m->filename = str(b, kernel);
 	} else {
-		const unsigned char *bid;
-		size_t n = elf_file_build_id(f->elf, &bid);
-		char hex[129];
-		uint64_t lo, hi;
-
-		elf_file_range(f->elf, &lo, &hi);
-		m->memory_start = lo + f->bias;
-		m->memory_limit = hi + f->bias;
-		m->filename = str(b, elf_file_path(f->elf));
-		for (size_t i = 0; i < n; i++)
-			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-		hex[2 * n] = 0;
-		m->build_id = str(b, hex);
+		m->memory_start = f->img.lo;
+		m->memory_limit = f->img.hi;
+		m->filename = str(b, f->img.path);
+		m->build_id = str(b, f->img.build_id);
 		m->has_filenames = m->has_line_numbers = true;
 	}
 	grow(&b->p.mapping, &b->mappings_cap, id, sizeof(Mapping *));
@@ -150,7 +141,8 @@ static uint64_t mapping(struct builder *b, const struct frame *f)
 
 static uint64_t function(struct builder *b, const char *name, const char *file)
 {
-	uint64_t key[4] = {(uintptr_t)intern(name), (uintptr_t)intern(file ? file : "")};
+	uint64_t key[4] = {(uintptr_t)strtab_add(&b->names, name),
+			   (uintptr_t)strtab_add(&b->names, file ? file : "")};
 	bool new;
 	uint64_t id = index_get(&b->functions, key, &new);
 	Function *fn;
@@ -171,9 +163,7 @@ static uint64_t function(struct builder *b, const char *name, const char *file)
 /* A Location per distinct frame: its address, mapping, function and line. */
 static uint64_t location(struct builder *b, const struct frame *f)
 {
-	uint64_t key[4] = {f->kind, f->addr, (uintptr_t)f->name, (uintptr_t)f->elf};
-	const char *file = NULL;
-	int line = 0;
+	uint64_t key[4] = {f->kind, f->addr, (uintptr_t)f->name, (uintptr_t)f->img.path};
 	bool new;
 	uint64_t id = index_get(&b->locations, key, &new);
 	Location *loc;
@@ -181,8 +171,6 @@ static uint64_t location(struct builder *b, const struct frame *f)
 
 	if (!new)
 		return id;
-	if (f->elf && f->kind == FRAME_GUEST)
-		elf_file_line(f->elf, f->addr - f->bias, &file, &line);
 	loc = xmalloc(sizeof(*loc));
 	perftools__profiles__location__init(loc);
 	loc->id = id;
@@ -190,8 +178,8 @@ static uint64_t location(struct builder *b, const struct frame *f)
 	loc->address = f->addr;
 	l = xmalloc(sizeof(*l));
 	perftools__profiles__line__init(l);
-	l->function_id = function(b, f->name, file);
-	l->line = line;
+	l->function_id = function(b, f->name, f->file);
+	l->line = f->line;
 	loc->line = xmalloc(sizeof(*loc->line));
 	loc->line[0] = l;
 	loc->n_line = 1;
@@ -249,7 +237,7 @@ static Sample *sample(struct builder *b, const struct stack *s)
 	smp->label = xmalloc(6 * sizeof(Label *));
 	smp->label[0] = label(b, "pid", NULL, s->pid);
 	smp->label[1] = label(b, "tid", NULL, s->tid);
-	smp->label[2] = label(b, "comm", intern(buf), 0);
+	smp->label[2] = label(b, "comm", buf, 0);
 	smp->n_label = 3;
 	/* What a fleet filters by: the emulator, the guest, the container. */
 	if (s->labels.qemu)
@@ -338,7 +326,7 @@ static void main_mapping(struct builder *b, const struct profile *prof)
 	for (uint32_t i = hot ? hot->n : 0; i > 0; i--) {
 		const struct frame *f = &hot->frames[i - 1];
 
-		if (f->kind == FRAME_GUEST && f->elf) {
+		if (f->kind == FRAME_GUEST && f->img.path) {
 			mapping(b, f);
 			return;
 		}
@@ -383,5 +371,6 @@ int pprof_write(const struct profile *prof, FILE *f)
 	err = gzip_to(f, buf, len);
 	free(buf);
 	free_profile(&b);
+	strtab_free(&b.names);
 	return err;
 }

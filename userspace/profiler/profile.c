@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/profile.h"
-#include "naming/codemap.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -10,11 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A process followed now; its strings are its own. */
 struct proc_name {
 	pid_t pid;
-	const char *root; /* COMM-PID, interned */
+	char *root; /* COMM-PID */
 	struct proc_labels labels;
 };
+
+static void proc_name_free(struct proc_name *n)
+{
+	free(n->root);
+	free((char *)n->labels.qemu);
+	free((char *)n->labels.arch);
+	free((char *)n->labels.cgroup);
+}
 
 void profile_init(struct profile *p, unsigned int freq)
 {
@@ -62,36 +71,87 @@ static void rehash(struct profile *p)
 	p->cap = cap;
 }
 
+static const char *keep(struct profile *p, const char *s)
+{
+	return s ? strtab_add(&p->names, s) : NULL;
+}
+
+static const struct proc_name *proc_of(const struct profile *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid)
+			return &p->procs[i];
+	return NULL;
+}
+
+/* F as a profile keeps it: what the writers need of its file, copied. */
+static struct frame described(struct profile *p, const struct frame *f)
+{
+	struct frame d = *f;
+	const unsigned char *id;
+	char hex[129];
+	size_t n;
+
+	d.elf = NULL;
+	if (!f->elf)
+		return d;
+	n = elf_file_build_id(f->elf, &id);
+	for (size_t i = 0; i < n && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	hex[2 * (n < 64 ? n : 64)] = 0;
+	elf_file_range(f->elf, &d.img.lo, &d.img.hi);
+	d.img.lo += f->bias;
+	d.img.hi += f->bias;
+	d.img.path = keep(p, elf_file_path(f->elf));
+	d.img.build_id = keep(p, hex);
+	d.file = NULL;
+	d.line = 0;
+	if (f->kind == FRAME_GUEST && elf_file_line(f->elf, f->addr - f->bias, &d.file, &d.line))
+		d.file = keep(p, d.file);
+	return d;
+}
+
 void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where where,
 		 const struct frame *frames, size_t n, uint64_t ns, uint64_t ts)
 {
-	const char *root = profile_root(p, pid);
-	uint64_t h = hash_stack(tid, frames, n) ^ where ^ ((uintptr_t)root << 8);
+	const struct proc_name *proc = proc_of(p, pid);
+	struct frame f[n ? n : 1];
+	char buf[32];
+	const char *root;
+	uint64_t h;
 	struct stack *s;
 	size_t k;
 
 	if (p->after && ts >= p->split_ns)
 		p = p->after;
+	/* The profile's own copies of the names: their holders (a process's
+	 * guest, an ELF file) may be gone by the time it is written. */
+	root = keep(p, proc ? proc->root : profile_root(p, pid, buf));
+	for (size_t i = 0; i < n; i++) {
+		f[i] = frames[i];
+		f[i].name = keep(p, frames[i].name);
+	}
+	h = hash_stack(tid, f, n) ^ where ^ ((uintptr_t)root << 8);
 	if ((p->n + 1) * 2 > p->cap)
 		rehash(p);
 	for (k = h & (p->cap - 1); (s = p->tab[k]); k = (k + 1) & (p->cap - 1))
-		if (s->hash == h && same(s, root, tid, where, frames, n))
+		if (s->hash == h && same(s, root, tid, where, f, n))
 			break;
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
 		s->root = root;
-		for (size_t i = p->nprocs; i-- > 0;)
-			if (p->procs[i].pid == pid) {
-				s->labels = p->procs[i].labels;
-				break;
-			}
+		if (proc)
+			s->labels = (struct proc_labels){keep(p, proc->labels.qemu),
+							 keep(p, proc->labels.arch),
+							 keep(p, proc->labels.cgroup)};
 		s->pid = pid;
 		s->tid = tid;
 		s->where = where;
 		s->n = n;
 		s->hash = h;
-		s->frames = xmalloc((n ? n : 1) * sizeof(*frames));
-		memcpy(s->frames, frames, n * sizeof(*frames));
+		s->frames = xmalloc((n ? n : 1) * sizeof(*f));
+		for (size_t i = 0; i < n; i++)
+			s->frames[i] = described(p, &f[i]);
 		p->tab[k] = s;
 		grow(&p->v, &p->vcap, p->n + 1, sizeof(*p->v));
 		p->v[p->n++] = s;
@@ -120,10 +180,10 @@ static struct proc_labels labels_of(pid_t pid)
 	if (n > 0) {
 		exe[n] = 0;
 		text_clean(exe, n);
-		l.qemu = intern(path_base(exe));
+		l.qemu = xstrdup(path_base(exe));
 		arch = qemu_arch(exe, &len);
 		if (arch && len < 32)
-			l.arch = internf("%.*s", (int)len, arch);
+			l.arch = xasprintf("%.*s", (int)len, arch);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	cg = read_all(path, &len, 512);
@@ -132,7 +192,7 @@ static struct proc_labels labels_of(pid_t pid)
 		if (!strncmp(line, "0::", 3)) {
 			len = strcspn(line + 3, "\n");
 			text_clean(line + 3, len);
-			l.cgroup = internf("%.*s", (int)len, line + 3);
+			l.cgroup = xasprintf("%.*s", (int)len, line + 3);
 			break;
 		}
 	free(cg);
@@ -142,7 +202,7 @@ static struct proc_labels labels_of(pid_t pid)
 void profile_see_process(struct profile *p, pid_t pid)
 {
 	char path[64], comm[64] = "";
-	const char *root;
+	struct proc_name *n = (struct proc_name *)proc_of(p, pid);
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
@@ -157,20 +217,34 @@ void profile_see_process(struct profile *p, pid_t pid)
 		if (*c == ';' || *c == ' ')
 			*c = '_';
 	/* After an exec, the pid's stacks from then on are the new program's. */
-	root = internf("%s-%d", comm[0] ? comm : "qemu", pid);
-	if (profile_root(p, pid) == root)
-		return;
-	grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
-	p->procs[p->nprocs++] = (struct proc_name){pid, root, labels_of(pid)};
+	if (n) {
+		proc_name_free(n);
+	} else {
+		grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
+		n = &p->procs[p->nprocs++];
+	}
+	*n = (struct proc_name){pid, xasprintf("%s-%d", comm[0] ? comm : "qemu", pid),
+				labels_of(pid)};
 }
 
-const char *profile_root(const struct profile *p, pid_t pid)
+void profile_forget_process(struct profile *p, pid_t pid)
 {
-	/* The latest name of PID; the recent processes are the sampled ones. */
-	for (size_t i = p->nprocs; i-- > 0;)
-		if (p->procs[i].pid == pid)
-			return p->procs[i].root;
-	return internf("qemu-%d", pid);
+	struct proc_name *n = (struct proc_name *)proc_of(p, pid);
+
+	if (n) {
+		proc_name_free(n);
+		*n = p->procs[--p->nprocs];
+	}
+}
+
+const char *profile_root(const struct profile *p, pid_t pid, char buf[32])
+{
+	const struct proc_name *n = proc_of(p, pid);
+
+	if (n)
+		return n->root;
+	snprintf(buf, 32, "qemu-%d", pid);
+	return buf;
 }
 
 void profile_reset(struct profile *p)
@@ -179,6 +253,7 @@ void profile_reset(struct profile *p)
 		free(p->v[i]->frames);
 		free(p->v[i]);
 	}
+	strtab_free(&p->names);
 	if (p->tab)
 		memset(p->tab, 0, p->cap * sizeof(*p->tab));
 	p->n = 0;
@@ -200,6 +275,7 @@ void profile_take(struct profile *dst, struct profile *src)
 	dst->ns = src->ns;
 	dst->start_ns = src->start_ns;
 	dst->end_ns = src->end_ns;
+	strtab_swap(&dst->names, &src->names);
 	src->tab = NULL;
 	src->v = NULL;
 	src->cap = src->vcap = src->n = 0;
@@ -211,6 +287,8 @@ void profile_free(struct profile *p)
 	profile_reset(p);
 	free(p->tab);
 	free(p->v);
+	for (size_t i = 0; i < p->nprocs; i++)
+		proc_name_free(&p->procs[i]);
 	free(p->procs);
 	memset(p, 0, sizeof(*p));
 }

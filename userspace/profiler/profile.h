@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "naming/symbols.h"
+#include "util/strtab.h"
 
 enum frame_kind {
 	FRAME_GUEST,  /* the emulated program */
@@ -23,14 +24,27 @@ enum frame_kind {
 	FRAME_KERNEL, /* the host kernel: mark _[k] */
 };
 
+/* What the writers need of a frame's file: a profile keeps this, not the
+ * file, which goes when the processes that mapped it are gone. */
+struct frame_image {
+	const char *path;     /* NULL: the frame is in no file */
+	const char *build_id; /* hex; "" when the file has none */
+	uint64_t lo, hi;      /* the file's addresses in the process */
+};
+
 struct frame {
-	const char *name; /* interned */
+	const char *name; /* in a profile: in its names */
 	uint64_t addr;	  /* guest or host address looked up */
+	/* The file of ADDR (NULL: none), where profile_add() finds what a
+	 * profile keeps; NULL in a profile. */
 	struct elf_file *elf;
 	uint64_t bias; /* addr = link address + bias, when elf */
 	uint8_t kind;
+	/* In a profile: */
+	int line;	  /* source line of a guest frame, 0 when unknown */
+	const char *file; /* its source file, or NULL */
+	struct frame_image img;
 };
-
 /* Where a sample found the CPU, for the live view's QEMU share. */
 enum sample_where {
 	IN_GUEST,	/* translated code */
@@ -41,7 +55,7 @@ enum sample_where {
 	IN_MAX,
 };
 
-/* What a fleet tells processes apart by (pprof labels), interned or NULL. */
+/* What a fleet tells processes apart by (pprof labels), or NULL. */
 struct proc_labels {
 	const char *qemu;   /* the QEMU binary's name */
 	const char *arch;   /* the guest architecture, as the binary's name says */
@@ -49,7 +63,7 @@ struct proc_labels {
 };
 
 struct stack {
-	const char *root; /* COMM-PID, interned */
+	const char *root; /* COMM-PID */
 	struct proc_labels labels;
 	pid_t pid, tid;
 	uint8_t where;
@@ -69,7 +83,8 @@ struct profile {
 	uint64_t ns;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC of the first and last sample */
 	unsigned int freq;
-	struct proc_name *procs;
+	struct strtab names;	 /* of its stacks: frames, roots, labels */
+	struct proc_name *procs; /* the processes followed now */
 	size_t nprocs, procs_cap;
 	/* --interval: samples from SPLIT_NS on go to *AFTER (the next one). */
 	uint64_t split_ns;
@@ -83,7 +98,10 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 /* Remember COMM of PID, while it runs: the root frame of its stacks from
  * now on is COMM-PID. */
 void profile_see_process(struct profile *p, pid_t pid);
-const char *profile_root(const struct profile *p, pid_t pid);
+/* PID's program has ended: its stacks keep their names. */
+void profile_forget_process(struct profile *p, pid_t pid);
+/* PID's root name (in BUF if it is not followed). */
+const char *profile_root(const struct profile *p, pid_t pid, char buf[32]);
 /* Drop every stack, keep the process names. */
 void profile_reset(struct profile *p);
 /* Drop DST's stacks and move SRC's there; SRC is left empty. */

@@ -45,6 +45,7 @@ struct samples *profiler_follow(struct profiler *pr, pid_t pid)
 void profiler_end(struct profiler *pr, struct samples *ss, struct jitmap *jm)
 {
 	samples_resolve(ss, jm, 0, 0);
+	profile_forget_process(&pr->prof, ss->pid);
 	pr->unknown_jit += ss->unknown_jit;
 	samples_free(ss);
 	free(ss);

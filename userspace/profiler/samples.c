@@ -40,6 +40,7 @@ void samples_free(struct samples *ss)
 		free(p);
 	}
 	guest_free(&ss->host);
+	strtab_free(&ss->names);
 }
 
 struct code_buffer {
@@ -113,7 +114,9 @@ static bool qemu_frame(struct samples *ss, uint64_t pc, bool ret, struct frame *
 	if (!loc.img)
 		return false;
 	*f = (struct frame){
-		.name = loc.name ? loc.name : internf("%s+0x%" PRIx64, loc.img->path, loc.link),
+		.name = loc.name
+				? loc.name
+				: strtab_addf(&ss->names, "%s+0x%" PRIx64, loc.img->path, loc.link),
 		.addr = ret ? pc - 1 : pc,
 		.elf = loc.img->elf,
 		.bias = loc.img->bias,
@@ -195,7 +198,7 @@ static void guest_frame(struct jitmap *jm, uint64_t pc, struct frame *f)
 
 	guest_lookup(&jm->guest, pc, &loc);
 	*f = (struct frame){
-		.name = guest_loc_name(&loc, pc),
+		.name = guest_loc_name(&jm->guest, &loc, pc),
 		.addr = pc,
 		.elf = loc.img ? loc.img->elf : NULL,
 		.bias = loc.img ? loc.img->bias : 0,

@@ -18,6 +18,7 @@
 #include "naming/guest.h"
 #include "naming/jitmap.h"
 #include "profiler/profile.h"
+#include "util/strtab.h"
 #include "qemu-jitbpf.h"
 #include "sample.h"
 
@@ -28,6 +29,7 @@ struct samples {
 	pid_t pid;
 	bool dwarf;		   /* --call-graph=dwarf */
 	struct guest host;	   /* QEMU's own images, from its maps */
+	struct strtab names;	   /* names of QEMU's frames not its files' */
 	uint64_t code_lo, code_hi; /* QEMU's code buffer, once known */
 	struct pending *head, **tail;
 	/* What happened, for the summary and -v. */

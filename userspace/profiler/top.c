@@ -88,7 +88,7 @@ static size_t slot(const struct rows *t, const char *name)
 
 static struct row *row_of(struct rows *t, const struct frame *f)
 {
-	const char *image = f->elf ? strrchr(elf_file_path(f->elf), '/') : NULL;
+	const char *image = f->img.path ? strrchr(f->img.path, '/') : NULL;
 	size_t k;
 
 	if ((t->n + 1) * 2 > t->icap) {
@@ -128,6 +128,7 @@ void top_render(const struct profile *p, const struct top_info *info)
 	size_t n;
 	struct winsize ws = {.ws_row = 24, .ws_col = 80};
 	int lines;
+	char root[32];
 
 	ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
 	for (size_t i = 0; i < p->n; i++) {
@@ -158,7 +159,7 @@ void top_render(const struct profile *p, const struct top_info *info)
 	printf("\033[H\033[2J");
 	printf("qemu-jitbpf --top: %s, %u Hz, %" PRIu64 " samples, %" PRIu64
 	       " lost   (q quits, z zeroes)\n",
-	       profile_root(p, info->pid), info->freq, p->samples, info->lost);
+	       profile_root(p, info->pid, root), info->freq, p->samples, info->lost);
 	printf("CPU:");
 	for (int w = 0; w < IN_MAX; w++)
 		printf(" %s %.1f%%%s", where[w], pct(share[w], p->samples),

@@ -474,6 +474,7 @@ int push_interval(struct pusher *p, const struct profile *prof, time_t from, tim
 void push_close(struct pusher *p, unsigned int timeout_ms)
 {
 	size_t left = 0;
+	char **kept;
 
 	if (!p)
 		return;
@@ -484,7 +485,8 @@ void push_close(struct pusher *p, unsigned int timeout_ms)
 		pthread_cond_signal(&p->wake);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
-		free_list(spool_list(p, &left), left);
+		kept = spool_list(p, &left);
+		free_list(kept, left);
 		fprintf(stderr,
 			"qemu-jitbpf: push: %" PRIu64
 			" intervals sent to %s, %zu waiting in %s, %" PRIu64
