@@ -118,10 +118,11 @@ watch_tool() {
 	while kill -0 "$tool" 2>/dev/null; do
 		now=$(echo "$EPOCHREALTIME - $t0" | bc -l)
 		rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$tool/status" 2>/dev/null) || break
-		fds=$(find "/proc/$tool/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 		cpu=$(awk -v hz="$hz" '{ print ($14 + $15) / hz }' "/proc/$tool/stat" 2>/dev/null) || break
-		maps=$(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" 2>/dev/null | wc -l)
-		profs=$(find "$work/prof" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+		# (find fails on a file removed while it looks: not the end.)
+		fds=$(find "/proc/$tool/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
+		maps=$(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$work/start" 2>/dev/null | wc -l || true)
+		profs=$(find "$work/prof" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
 		printf '%.0f %s %s %s %s %s\n' "$now" "$rss" "$fds" "$cpu" "$maps" "$profs"
 		sleep "$SAMPLE_EVERY"
 	done

@@ -176,6 +176,45 @@ folded_total() { # FILE
 	[ "$(cd "$D" && ls q.*.folded | wc -l)" -ge 2 ] || fail "$(ls "$D")"
 }
 
+@test "bounded memory: 90 distinct programs come and go, the ELF cache keeps 64 idle; a program rewritten at its inode is named anew" {
+	local i pid line nread freed kept
+	mkdir "$D/progs"
+	for i in $(seq 90); do
+		printf 'int prog%d_fn(int x) { return x * %d; }\nint main(void) { return prog%d_fn(1) == 0; }\n' \
+			"$i" "$i" "$i" >"$D/progs/p$i.c"
+	done
+	(cd "$D/progs" && ls -- *.c | xargs -P "$(nproc)" -I{} sh -c 'gcc -O0 -g -o "${1%.c}" "$1"' sh {})
+	start_all --perfmap --profile="$D/p.pb.gz" -F 999
+	for i in $(seq 90); do
+		"$QX" "$D/progs/p$i" || fail "p$i failed"
+	done
+	# configure's conftest: the same name, and the same inode, for another
+	# program (cat keeps the inode; the size or time tells them apart).
+	cp "$D/progs/p1" "$D/conftest"
+	"$QX" "$D/conftest" &
+	pid=$!
+	wait $pid
+	wait_for_file "/tmp/perf-$pid.map" 5
+	grep -q ' prog1_fn$' "/tmp/perf-$pid.map" || fail "$(cat "/tmp/perf-$pid.map")"
+	cat "$D/progs/p2" >"$D/conftest"
+	"$QX" "$D/conftest" &
+	pid=$!
+	wait $pid
+	wait_for_file "/tmp/perf-$pid.map" 5
+	grep -q ' prog2_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols: $(cat "/tmp/perf-$pid.map")"
+	! grep -q ' prog1_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols"
+	stop_all
+	# "ELF files: N read, M freed, K in memory (I idle)"
+	line=$(grep -o 'ELF files: .*' "$D/bg.err") || fail "no ELF cache line: $(cat "$D/bg.err")"
+	read -r nread freed kept < <(sed -E 's/ELF files: ([0-9]+) read, ([0-9]+) freed, ([0-9]+) in memory.*/\1 \2 \3/' <<<"$line")
+	[ "$nread" -ge 91 ] || fail "$line"
+	[ "$kept" -le 64 ] || fail "more than 64 files kept with no process left: $line"
+	[ "$freed" -eq $((nread - kept)) ] || fail "$line"
+	# Written after the files of its processes were freed.
+	go tool pprof -top -symbolize=none "$D/p.pb.gz" >"$D/top" 2>&1 || fail "$(cat "$D/top")"
+	grep -qE '^ +[0-9]' "$D/top" || fail "no samples: $(cat "$D/top")"
+}
+
 @test "--keep-exited, --keep-profiles, --config: bad input gets a one-line error" {
 	run timeout 20 "$QEMU_JITBPF" -a --keep-exited=10x
 	assert_failure

@@ -174,7 +174,7 @@ static const struct argp_option opts[] = {
 	{"no-demangle", OPT_NO_DEMANGLE, NULL, 0,
 	 "Keep C++ and Rust names mangled in perf maps, jitdumps and profiles", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer MiB, a power of 2 (default 8; 64 with --uftrace)", 0},
+	 "Ring buffer MiB, a power of 2 (default 8; 16 with --uftrace)", 0},
 	{"config", OPT_CONFIG, "FILE", 0,
 	 "Read options from FILE first, one long option a line without its dashes "
 	 "(interval=60); SIGHUP completes every file and starts again with FILE re-read",

@@ -412,6 +412,16 @@ static void unlink_file(struct elf_file *e)
 		e->next->pprev = e->pprev;
 }
 
+/* E, which nothing holds, goes. */
+static void free_idle(struct elf_file *e)
+{
+	nidle--;
+	stats.files--;
+	stats.freed++;
+	unlink_file(e);
+	elf_free(e);
+}
+
 /* E, just read, is in the cache with one holder: the caller. */
 static struct elf_file *cache_add(struct elf_file *e)
 {
@@ -436,10 +446,7 @@ static struct elf_file *cached(const struct stat *st)
 				/* Another file now: the old one goes once
 				 * nothing holds it. */
 				if (!e->refs) {
-					nidle--;
-					stats.files--;
-					unlink_file(e);
-					elf_free(e);
+					free_idle(e);
 				} else {
 					e->dev = 0;
 					e->ino = 0;
@@ -470,11 +477,7 @@ void elf_file_put(struct elf_file *e)
 	for (struct elf_file *f = files; f; f = f->next)
 		if (!f->refs && (!oldest || f->idle_since < oldest->idle_since))
 			oldest = f;
-	nidle--;
-	stats.files--;
-	stats.freed++;
-	unlink_file(oldest);
-	elf_free(oldest);
+	free_idle(oldest);
 }
 
 struct elf_cache_stats elf_cache_stats(void)

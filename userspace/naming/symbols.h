@@ -63,7 +63,7 @@ void elf_file_put(struct elf_file *e);
 /* What the cache did, for -v and the soak benchmark. */
 struct elf_cache_stats {
 	uint64_t loaded; /* files read */
-	uint64_t freed;	 /* idle files freed to make room */
+	uint64_t freed;	 /* freed: to make room, or rewritten since */
 	size_t files;	 /* in memory now */
 	size_t idle;	 /* of them, held by nothing */
 };
