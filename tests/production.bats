@@ -30,8 +30,10 @@ folded_total() { # FILE
 @test "--keep-exited: 200 QEMUs come and go; their maps go on time, a living pid's map stays" {
 	local i g q pid now t n=0 gone=0 sleeper child hx ha
 	local -A ended
+	# The child's program, no QEMU: it runs until the test (or teardown)
+	# says stop.
 	sleeper=$D/sleeper.sh
-	printf '#!/bin/sh\nexec sleep 14\n' >"$sleeper"
+	printf '#!/bin/sh\nwhile [ ! -e "%s" ]; do sleep 0.1; done\n' "$D/stop" >"$sleeper"
 	chmod +x "$sleeper"
 	hx=$(guest x86_64 hot) ha=$(guest aarch64 hot)
 	start_all --perfmap --profile="$D/p.folded" --keep-exited=2s
@@ -65,8 +67,9 @@ folded_total() { # FILE
 	done
 	echo "# $n checks of maps past their time" >&3
 	[ "$n" -gt 100 ] || fail "only $n checks: the QEMUs ran too slowly"
-	# The last ones are still kept (once the tool has read the exit).
-	wait_for_file "/tmp/perf-$pid.map" 1
+	# The last ones are still kept (once the tool has written the map: an
+	# older process of that pid may have left one).
+	wait_bg_err "pid $pid (exit): wrote /tmp/perf-$pid.map" 5
 	grep -q ' hot_main$' "/tmp/perf-$pid.map" || fail "the last QEMU's map is not kept"
 	kill -0 "$child" || fail "the child $child ended too early"
 	[ -s "/tmp/perf-$child.map" ] || fail "the living child's map was removed"
@@ -75,7 +78,9 @@ folded_total() { # FILE
 		[ -e "/tmp/perf-$p.map" ] || gone=$((gone + 1))
 	done
 	[ "$gone" = 200 ] || fail "$gone of 200 maps removed"
-	kill -0 "$child" && { [ -s "/tmp/perf-$child.map" ] || fail "the living child's map was removed"; }
+	kill -0 "$child" || fail "the child $child ended too early"
+	[ -s "/tmp/perf-$child.map" ] || fail "the living child's map was removed"
+	touch "$D/stop"
 	wait "${PIDS[0]}"
 	sleep 3.5
 	[ -e "/tmp/perf-$child.map" ] && fail "the child's map stayed after its end"
@@ -95,7 +100,8 @@ folded_total() { # FILE
 	"$QX" "$hx" 300 >/dev/null &
 	old=$!
 	wait $old
-	wait_for_file "/tmp/perf-$old.map" 5
+	# (Written by the tool: an older process of that pid may have left one.)
+	wait_bg_err "pid $old (exit): wrote /tmp/perf-$old.map" 5
 	grep -q ' hot_main$' "/tmp/perf-$old.map" || fail "no hot_main in the first map"
 	# The next process gets pid OLD (the kernel hands out ns_last_pid + 1).
 	for t in 1 2 3 4 5; do

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/symbols.h"
+#include "naming/elffile.h"
 #include "naming/symtable.h"
 #include "naming/pltsyms.h"
 #include "naming/cfisyms.h"
@@ -22,63 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct elf_file {
-	char *path;
-	int fd; /* what was read: the file, or a private copy of it */
-	/* The file read: a file rewritten in place, or a new one that got
-	 * the inode of a deleted one (configure's conftest), is read again. */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	unsigned int refs;   /* holders; 0: idle, kept for the next process */
-	uint64_t idle_since; /* idle_clock when it became idle */
-	struct sym *syms;
-	size_t nsyms;
-	char *names;  /* one block holding every name */
-	char **shown; /* per symbol: its demangled name, once asked for */
-	struct load_seg *segs;
-	size_t nsegs;
-	uint64_t lo, hi;
-	/* Source lines, opened on first use: from .debug_line of the file or
-	 * of its debug file (dbg_fd), else from libdw. */
-	int dbg_fd;
-	Elf *lines_elf;
-	struct line_table *lines;
-	bool lines_tried, lines_libdw;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	bool dwfl_tried;
-	uint16_t machine;
-	unsigned char build_id[64];
-	size_t build_id_len;
-	struct elf_file *next, **pprev;
-};
-
 /* Files others can change are read from a private copy of at most this. */
 #define ELF_COPY_MAX (1ull << 30)
-
-/*
- * The cache: files some process's images (or a profile) hold, and up to
- * IDLE_MAX that nothing holds any more, for the next run of the same
- * program; beyond that, the one idle longest is freed.  A farm runs a few
- * dozen programs again and again, and new ones (configure's conftests)
- * once each.  What is left at exit stays (freeing libdw state would only
- * slow the exit down).
- */
-#define IDLE_MAX 64
-static struct elf_file *files;
-static size_t nidle;
-static uint64_t idle_clock;
-static struct elf_cache_stats stats;
-
-static void set_identity(struct elf_file *e, const struct stat *st)
-{
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
-	e->size = st->st_size;
-	e->mtime = st->st_mtim;
-}
 
 /* End address of section NDX, or 0 when unknown. */
 static uint64_t section_end(Elf *elf, size_t ndx)
@@ -316,8 +262,7 @@ static void read_debug_syms(struct sym_builder *b, int dfd, const char *dbg,
 		warn_file(v, dbg, "not a whole ELF file, no symbols read");
 }
 
-static struct elf_file *load(int fd, const char *path, const struct stat *st,
-			     const struct proc_view *v)
+static struct elf_file *load(int fd, const char *path, const struct proc_view *v)
 {
 	struct sym_builder b = {0};
 	struct elf_file *e;
@@ -337,7 +282,6 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 	e = xcalloc(1, sizeof(*e));
 	e->path = xstrdup(path);
 	e->fd = fd;
-	set_identity(e, st);
 	read_segs(e, elf);
 	{
 		GElf_Ehdr eh;
@@ -383,111 +327,6 @@ static struct elf_file *load(int fd, const char *path, const struct stat *st,
 	return e;
 }
 
-static void elf_free(struct elf_file *e)
-{
-	if (e->dwfl)
-		dwfl_end(e->dwfl);
-	line_table_free(e->lines);
-	if (e->lines_elf)
-		elf_end(e->lines_elf);
-	if (e->dbg_fd >= 0)
-		close(e->dbg_fd);
-	if (e->fd >= 0)
-		close(e->fd);
-	for (size_t i = 0; e->shown && i < e->nsyms; i++)
-		if (e->shown[i] != e->syms[i].name)
-			free(e->shown[i]);
-	free(e->shown);
-	free(e->syms);
-	free(e->names);
-	free(e->segs);
-	free(e->path);
-	free(e);
-}
-
-static void unlink_file(struct elf_file *e)
-{
-	*e->pprev = e->next;
-	if (e->next)
-		e->next->pprev = e->pprev;
-}
-
-/* E, which nothing holds, goes. */
-static void free_idle(struct elf_file *e)
-{
-	nidle--;
-	stats.files--;
-	stats.freed++;
-	unlink_file(e);
-	elf_free(e);
-}
-
-/* E, just read, is in the cache with one holder: the caller. */
-static struct elf_file *cache_add(struct elf_file *e)
-{
-	e->next = files;
-	if (files)
-		files->pprev = &e->next;
-	e->pprev = &files;
-	files = e;
-	e->refs = 1;
-	stats.loaded++;
-	stats.files++;
-	return e;
-}
-
-/* The file of ST in the cache, with one more holder, or NULL. */
-static struct elf_file *cached(const struct stat *st)
-{
-	for (struct elf_file *e = files; e; e = e->next)
-		if (e->dev == st->st_dev && e->ino == st->st_ino) {
-			if (e->size != st->st_size || e->mtime.tv_sec != st->st_mtim.tv_sec ||
-			    e->mtime.tv_nsec != st->st_mtim.tv_nsec) {
-				/* Another file now: the old one goes once
-				 * nothing holds it. */
-				if (!e->refs) {
-					free_idle(e);
-				} else {
-					e->dev = 0;
-					e->ino = 0;
-				}
-				return NULL;
-			}
-			return elf_file_ref(e);
-		}
-	return NULL;
-}
-
-struct elf_file *elf_file_ref(struct elf_file *e)
-{
-	if (e && !e->refs++)
-		nidle--;
-	return e;
-}
-
-void elf_file_put(struct elf_file *e)
-{
-	struct elf_file *oldest = NULL;
-
-	if (!e || --e->refs)
-		return;
-	e->idle_since = ++idle_clock;
-	if (++nidle <= IDLE_MAX)
-		return;
-	for (struct elf_file *f = files; f; f = f->next)
-		if (!f->refs && (!oldest || f->idle_since < oldest->idle_since))
-			oldest = f;
-	free_idle(oldest);
-}
-
-struct elf_cache_stats elf_cache_stats(void)
-{
-	struct elf_cache_stats s = stats;
-
-	s.idle = nidle;
-	return s;
-}
-
 struct elf_file *elf_file_open(int fd, const char *path, const struct proc_view *v)
 {
 	struct elf_file *e;
@@ -499,13 +338,13 @@ struct elf_file *elf_file_open(int fd, const char *path, const struct proc_view 
 		close(fd);
 		return NULL;
 	}
-	e = cached(&st);
+	e = elf_cache_find(&st);
 	if (e) {
 		close(fd);
 		return e;
 	}
-	e = load(fd, path, &st, v);
-	return e ? cache_add(e) : NULL;
+	e = load(fd, path, v);
+	return e ? elf_cache_add(e, &st) : NULL;
 }
 
 struct elf_file *elf_file_get(const char *path)
@@ -568,7 +407,7 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 		snprintf(why, len, "not a regular file");
 		return NULL;
 	}
-	e = cached(&st);
+	e = elf_cache_find(&st);
 	if (e)
 		return e;
 	f = fopen(path, "re");
@@ -596,7 +435,6 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	}
 	e = xcalloc(1, sizeof(*e));
 	e->path = xstrdup(path);
-	set_identity(e, &st);
 	e->fd = -1;
 	e->dbg_fd = -1;
 	e->dwfl_tried = true; /* no DWARF: names only */
@@ -607,19 +445,7 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	if (e->hi < e->lo)
 		e->hi = UINT64_MAX; /* it runs to the end of the address space */
 	pr_dbg("%s: %zu functions", path, e->nsyms);
-	return cache_add(e);
-}
-
-void elf_files_forget(void)
-{
-	while (files) {
-		struct elf_file *e = files;
-
-		unlink_file(e);
-		elf_free(e);
-	}
-	nidle = 0;
-	memset(&stats, 0, sizeof(stats));
+	return elf_cache_add(e, &st);
 }
 
 const char *elf_file_path(const struct elf_file *e)

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What an ELF file read is (symbols.c reads it) and the cache that holds
+ * the files read (elfcache.c): for naming/ only.
+ */
+#ifndef QJ_ELFFILE_H
+#define QJ_ELFFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <elfutils/libdwfl.h>
+
+#include "naming/symbols.h"
+
+struct elf_file {
+	char *path;
+	int fd; /* what was read: the file, or a private copy of it */
+	/* The file read: a file rewritten in place, or a new one that got
+	 * the inode of a deleted one (configure's conftest), is read again. */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned int refs;   /* holders; 0: idle, kept for the next process */
+	uint64_t idle_since; /* idle_clock when it became idle */
+	struct sym *syms;
+	size_t nsyms;
+	char *names;  /* one block holding every name */
+	char **shown; /* per symbol: its demangled name, once asked for */
+	struct load_seg *segs;
+	size_t nsegs;
+	uint64_t lo, hi;
+	/* Source lines, opened on first use: from .debug_line of the file or
+	 * of its debug file (dbg_fd), else from libdw. */
+	int dbg_fd;
+	Elf *lines_elf;
+	struct line_table *lines;
+	bool lines_tried, lines_libdw;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwfl_tried;
+	uint16_t machine;
+	unsigned char build_id[64];
+	size_t build_id_len;
+	struct elf_file *next, **pprev;
+};
+
+/* The file of ST in the cache, with one more holder, or NULL.  A file
+ * rewritten since it was read is not (and goes once nothing holds it). */
+struct elf_file *elf_cache_find(const struct stat *st);
+/* E, just read from the file of ST, is in the cache with one holder: the
+ * caller.  Returns E. */
+struct elf_file *elf_cache_add(struct elf_file *e, const struct stat *st);
+void elf_file_free(struct elf_file *e);
+
+#endif
