@@ -200,13 +200,15 @@ folded_total() { # FILE
 	"$QX" "$D/conftest" &
 	pid=$!
 	wait $pid
-	wait_for_file "/tmp/perf-$pid.map" 5
+	# (Once the tool has written it: an older process of the pid may have
+	# left a map.)
+	wait_bg_err "pid $pid (exit): wrote /tmp/perf-$pid.map" 5
 	grep -q ' prog1_fn$' "/tmp/perf-$pid.map" || fail "$(cat "/tmp/perf-$pid.map")"
 	cat "$D/progs/p2" >"$D/conftest"
 	"$QX" "$D/conftest" &
 	pid=$!
 	wait $pid
-	wait_for_file "/tmp/perf-$pid.map" 5
+	wait_bg_err "pid $pid (exit): wrote /tmp/perf-$pid.map" 5
 	grep -q ' prog2_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols: $(cat "/tmp/perf-$pid.map")"
 	! grep -q ' prog1_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols"
 	stop_all
