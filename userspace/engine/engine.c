@@ -391,6 +391,7 @@ static void summary(struct engine *e, long long uft_records)
 	char calls_lost[40] = "", keep[48];
 	unsigned long long calls;
 	struct rusage ru;
+	struct elf_cache_stats files = elf_cache_stats();
 
 	if (e->tbs_early)
 		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
@@ -406,12 +407,8 @@ static void summary(struct engine *e, long long uft_records)
 		pr_dbg("peak RSS %ld KiB, %.3f s of CPU", ru.ru_maxrss,
 		       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	{
-		struct elf_cache_stats c = elf_cache_stats();
-
-		pr_dbg("ELF files: %" PRIu64 " read, %" PRIu64 " freed, %zu in memory (%zu idle)",
-		       c.loaded, c.freed, c.files, c.idle);
-	}
+	pr_dbg("ELF files: %" PRIu64 " read, %" PRIu64 " freed, %zu in memory (%zu idle)",
+	       files.loaded, files.freed, files.files, files.idle);
 	if (e->profiling)
 		fprintf(stderr,
 			"qemu-jitbpf: %" PRIu64 " samples at %u Hz, %" PRIu64 " samples lost\n",

@@ -95,6 +95,14 @@ static bool same_path(const char *kept, const char *path)
 
 static unsigned int versions; /* of all guests */
 
+/* IMG (its path and hold) is no longer mapped, but is kept while G lives:
+ * its code map may still name code with the image's symbols. */
+static void retire(struct guest *g, const struct guest_image *img)
+{
+	grow(&g->retired, &g->retired_cap, g->nretired + 1, sizeof(*g->retired));
+	g->retired[g->nretired++] = *img;
+}
+
 /* Add an image, which holds ELF (the caller's hold passes to it). */
 static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_t bias,
 		uint64_t start, uint64_t end, bool user)
@@ -127,18 +135,12 @@ static void add(struct guest *g, const char *path, struct elf_file *elf, uint64_
 		.user = user,
 	};
 	img.base = strtab_add(&g->names->t, path_base(img.path));
-	/*
-	 * A new mapping replaces whatever it overlaps.  The code map may
-	 * still name code with the old image's symbols: it is kept, unused,
-	 * while the guest lives.
-	 */
+	/* A new mapping replaces whatever it overlaps. */
 	for (i = j = 0; i < g->nimgs; i++) {
-		if (g->imgs[i].start < end && start < g->imgs[i].end) {
-			grow(&g->retired, &g->retired_cap, g->nretired + 1, sizeof(*g->retired));
-			g->retired[g->nretired++] = g->imgs[i];
-		} else {
+		if (g->imgs[i].start < end && start < g->imgs[i].end)
+			retire(g, &g->imgs[i]);
+		else
 			g->imgs[j++] = g->imgs[i];
-		}
 	}
 	g->nimgs = j;
 	grow(&g->imgs, &g->cap, g->nimgs + 1, sizeof(*g->imgs));
@@ -589,8 +591,7 @@ void guest_copy(struct guest *dst, const struct guest *src)
 
 		img.path = xstrdup(img.path);
 		elf_file_ref(img.elf);
-		grow(&dst->retired, &dst->retired_cap, dst->nretired + 1, sizeof(*dst->retired));
-		dst->retired[dst->nretired++] = img;
+		retire(dst, &img);
 	}
 	for (size_t i = 0; i < src->nimgs; i++) {
 		const struct guest_image *img = &src->imgs[i];
