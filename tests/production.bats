@@ -212,6 +212,9 @@ folded_total() { # FILE
 	grep -q ' prog2_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols: $(cat "/tmp/perf-$pid.map")"
 	! grep -q ' prog1_fn$' "/tmp/perf-$pid.map" || fail "named with the old file's symbols"
 	stop_all
+	# -a keeps the last maps: remove this test's, so that no later
+	# process of a reused pid finds one.
+	grep -o '/tmp/perf-[0-9]*\.map' "$D/bg.err" | sort -u | xargs -r rm -f
 	# "ELF files: N read, M freed, K in memory (I idle)"
 	line=$(grep -o 'ELF files: .*' "$D/bg.err") || fail "no ELF cache line: $(cat "$D/bg.err")"
 	read -r nread freed kept < <(sed -E 's/ELF files: ([0-9]+) read, ([0-9]+) freed, ([0-9]+) in memory.*/\1 \2 \3/' <<<"$line")

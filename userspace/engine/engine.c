@@ -329,6 +329,9 @@ static int loop(struct engine *e)
 			break;
 		}
 		now = mono_ns();
+		/* A sample waits for TB reports behind it in the ring: while
+		 * we lag, time is what we have read, not the clock. */
+		e->heard_ns = busy && e->ring_ts < now ? e->ring_ts : now;
 		reap = !busy && now - last_reap >= 1000000000ull;
 		if (reap)
 			last_reap = now;
@@ -338,7 +341,7 @@ static int loop(struct engine *e)
 		err = e->tree ? check_root(e) : 0;
 		if (err)
 			break;
-		if (e->profiling && profiler_interval(&e->prof, now, &e->bytes)) {
+		if (e->profiling && profiler_interval(&e->prof, e->heard_ns, &e->bytes)) {
 			pr_warn("could not write an interval's profile");
 			e->err = e->err ? e->err : -EIO;
 		}

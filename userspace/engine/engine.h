@@ -103,6 +103,8 @@ struct engine {
 	char *root_exe;
 	char *root_cmdline;
 	uint64_t attached_ns; /* all our probes attached, for handshakes */
+	uint64_t ring_ts;     /* the newest record read from the ring */
+	uint64_t heard_ns;    /* what we have read of the ring covers until */
 	int err;	      /* the first error of the run */
 	bool nameless;	      /* the root never answered: no files */
 	/* What happened, for the summary. */

@@ -396,6 +396,8 @@ int procs_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h))
 		return 0;
+	if (h->ts > e->ring_ts)
+		e->ring_ts = h->ts;
 	switch (h->type) {
 	case QJ_EV_FORK:
 		if (size >= sizeof(*f))
@@ -439,7 +441,7 @@ void procs_tick(struct engine *e, uint64_t now, bool reap)
 					p->t->pid);
 			}
 			if (p->s.smp)
-				profiler_resolve(p->s.smp, &p->s.jm, now);
+				profiler_resolve(p->s.smp, &p->s.jm, e->heard_ns);
 			session_calls_read(&p->s);
 			/* Its exit record was lost (counted): end it all the same. */
 			if (reap && !proc_running(p->t->pid)) {
