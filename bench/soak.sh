@@ -99,6 +99,9 @@ if [ "$MODE" = churn ]; then
 else
 	args=(--qemu "$QX" --qemu "$QA")
 fi
+# TOOL_ARGS: more options for the tool, e.g. --ringbuf-mb=32.
+read -ra extra <<<"${TOOL_ARGS:-}"
+args+=("${extra[@]}")
 mkdir "$work/prof"
 touch "$work/start" # perf maps newer than this are the run's
 "$TOOL" -a -v "${args[@]}" --perfmap --profile="$work/prof/soak.pb.gz" \

@@ -166,6 +166,25 @@ field() { # LINE KEY
 	sed -nE "s/.* $2=([^ ]+).*/\1/p" <<<"$1"
 }
 
+# The "tb" lines of jit_events on stdin whose pc is in [LO, LO + LEN):
+# one awk over thousands of lines (a field subshell per line took 25 s).
+tbs_within() { # LO LEN
+	awk -v lo="$(($1))" -v hi="$(($1 + $2))" '
+		function num(s,  i, v) { # decimal or 0x hex (mawk has no strtonum)
+			if (s !~ /^0x/)
+				return s + 0
+			for (i = 3; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+			return v
+		}
+		$2 == "tb" {
+			for (i = 3; i <= NF; i++)
+				if (substr($i, 1, 3) == "pc=" && num(substr($i, 4)) >= lo &&
+				    num(substr($i, 4)) < hi)
+					print
+		}'
+}
+
 # make check-asan runs the suite on build/asan/bin/qemu-jitbpf.
 QEMU_JITBPF=${QEMU_JITBPF_TEST:-$BUILD/bin/qemu-jitbpf}
 

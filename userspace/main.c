@@ -22,6 +22,7 @@
 
 #include "engine/engine.h"
 #include "engine/target.h"
+#include "coverage/coverage.h"
 #include "naming/demangle.h"
 #include "naming/guest.h"
 #include "util/keep.h"
@@ -83,6 +84,8 @@ enum {
 	OPT_QEMU,
 	OPT_INTERVAL,
 	OPT_NO_DEMANGLE,
+	OPT_COVERAGE,
+	OPT_COVERAGE_PREFIX,
 	OPT_FILTER,
 	OPT_KEEP_EXITED,
 	OPT_KEEP_PROFILES,
@@ -115,6 +118,13 @@ static const struct argp_option opts[] = {
 	{"profile", OPT_PROFILE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Sample the guest's call stacks into FILE: .pb.gz pprof, .svg flame graph, else "
 	 "folded stacks (default profile-PID.folded); repeatable",
+	 0},
+	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
+	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov "
+	 "tracefile (default coverage.info); repeatable",
+	 0},
+	{"coverage-prefix", OPT_COVERAGE_PREFIX, "OLD=NEW", 0,
+	 "Coverage files name the sources under OLD (as DWARF has them) under NEW; repeatable",
 	 0},
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
@@ -174,7 +184,7 @@ static const struct argp_option opts[] = {
 	{"no-demangle", OPT_NO_DEMANGLE, NULL, 0,
 	 "Keep C++ and Rust names mangled in perf maps, jitdumps and profiles", 0},
 	{"ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	 "Ring buffer MiB, a power of 2 (default 8; 16 with --uftrace)", 0},
+	 "Ring buffer MiB, a power of 2 (default 8; 16 with --uftrace; 32 with -a)", 0},
 	{"config", OPT_CONFIG, "FILE", 0,
 	 "Read options from FILE first, one long option a line without its dashes "
 	 "(interval=60); SIGHUP completes every file and starts again with FILE re-read",
@@ -245,6 +255,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.prof.files[env.prof.nfiles++] = arg;
 		}
 		break;
+	case OPT_COVERAGE:
+		if (!arg)
+			arg = "coverage.info";
+		if (coverage_format(arg) == COV_BAD)
+			argp_error(state, "--coverage: '%s' is no .info file (lcov tracefile)", arg);
+		env.cov.files = xrealloc(env.cov.files, (env.cov.nfiles + 1) * sizeof(char *));
+		env.cov.files[env.cov.nfiles++] = arg;
+		break;
+	case OPT_COVERAGE_PREFIX: {
+		char *eq = strchr(arg, '=');
+
+		if (!eq || eq == arg)
+			argp_error(state, "--coverage-prefix: '%s' is not OLD=NEW", arg);
+		*eq = 0;
+		env.cov.px = xrealloc(env.cov.px, (env.cov.npx + 1) * sizeof(*env.cov.px));
+		env.cov.px[env.cov.npx++] = (struct cov_prefix){arg, eq + 1};
+		break;
+	}
 	case 'F':
 		/* perf's -F HZ, or uftrace's -F FUNC: no function name is a
 		 * number. */
@@ -389,6 +417,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (!env.uftrace &&
 			 (env.ufilter.npats || env.ufilter.depth || env.ufilter.time_ns))
 			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
+		else if (env.cov.npx && !env.cov.nfiles)
+			argp_error(state, "--coverage-prefix goes with --coverage");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		if (env.push.url && !env.push.app)
@@ -400,9 +430,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			keep_parse("10m,1000", &env.keep_exited);
 		if (!keep_profiles_set && env.prof.interval)
 			keep_parse("7d,1000", &env.prof.keep);
-		/* Creating the ring costs ~0.3 ms per MiB at start-up. */
+		/* Creating the ring costs ~0.3 ms per MiB at start-up.  -a
+		 * gets more: a host starts QEMUs together, and each one's
+		 * first TBs come at once (bench/soak.sh MODE=churn lost
+		 * events with 8). */
 		if (!env.ringbuf_mb)
-			env.ringbuf_mb = env.uftrace ? 16 : 8;
+			env.ringbuf_mb = env.all ? 32 : env.uftrace ? 16 : 8;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -508,10 +541,10 @@ static char **with_config(int *argc, char ***argv)
 }
 
 /* Can the profiles be written?  Said before anything runs, not after. */
-static int check_profile_paths(void)
+static int check_paths(const char *what, const char **files, int n)
 {
-	for (int i = 0; i < env.prof.nfiles; i++) {
-		char *dir = xstrdup(env.prof.files[i]), *slash = strrchr(dir, '/');
+	for (int i = 0; i < n; i++) {
+		char *dir = xstrdup(files[i]), *slash = strrchr(dir, '/');
 		int err;
 
 		if (slash)
@@ -521,8 +554,7 @@ static int check_profile_paths(void)
 			      ? -errno
 			      : 0;
 		if (err)
-			pr_err("cannot write the profile %s: %s", env.prof.files[i],
-			       strerror(-err));
+			pr_err("cannot write the %s %s: %s", what, files[i], strerror(-err));
 		free(dir);
 		if (err)
 			return err;
@@ -561,7 +593,8 @@ static int check_input(void)
 		pr_err("--top needs a terminal on standard output");
 		return -EINVAL;
 	}
-	if (check_profile_paths())
+	if (check_paths("profile", env.prof.files, env.prof.nfiles) ||
+	    check_paths("coverage", env.cov.files, env.cov.nfiles))
 		return -EINVAL;
 	for (int i = 0; i < env.nguest_elves; i++)
 		if (guest_check_spec(env.guest_elves[i], false))
@@ -587,7 +620,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
-	if (!env.perfmap && !env.jitdump && !env.uftrace && !env.profile)
+	if (!env.perfmap && !env.jitdump && !env.uftrace && !env.profile && !env.cov.nfiles)
 		env.perfmap = true;
 	elf_version(EV_CURRENT);
 	if (check_input())
@@ -618,6 +651,8 @@ int main(int argc, char **argv)
 	free(env.guest_elves);
 	free(env.guest_syms);
 	free(env.prof.files);
+	free(env.cov.files);
+	free(env.cov.px);
 	callfilter_free(&env.ufilter);
 	free(outdir);
 	free(spool);
