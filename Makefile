@@ -55,9 +55,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 # BPF_USDT() declares a ctx parameter that programs need not use.
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-# userspace/ is grouped by layer (docs/design.md): util, naming, writers
-# and profiler, push, engine, main.c on top.
-TOOL_LAYERS := util naming writers profiler push engine
+# userspace/ is grouped by layer (docs/design.md): util, naming, writers,
+# profiler and coverage, push, engine, main.c on top.
+TOOL_LAYERS := util naming writers profiler coverage push engine
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
 TOOL_HDRS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.h))
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o

@@ -131,7 +131,7 @@ static int load(struct engine *e, bool system)
 {
 	const struct engine_opts *o = e->o;
 	struct probe_opts po = {
-		.code = o->perfmap || o->jitdump || o->profile,
+		.code = engine_wants_code(o),
 		.jitdump = o->jitdump,
 		.calls = o->uftrace != NULL,
 		.profile = o->profile,
@@ -237,7 +237,7 @@ static int check_root(struct engine *e)
 		       s->hs.asks, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
 	if (!err && s->hs.answered && !s->hs.checked) {
 		s->hs.checked = true;
-		err = session_check_handshake(s, e->o->perfmap || e->o->jitdump || e->o->profile);
+		err = session_check_handshake(s, engine_wants_code(e->o));
 	}
 	return err;
 }
@@ -492,6 +492,11 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 
 		e->err = e->err ? e->err : err;
 	}
+	if (e->cov && !e->nameless) {
+		int err = coverage_write(e->cov, &e->o->cov);
+
+		e->err = e->err ? e->err : err;
+	}
 	/* What waits in the spool gets a few seconds; the rest waits for
 	 * the next run. */
 	push_close(e->pusher, 5000);
@@ -549,6 +554,10 @@ static void free_all(struct engine *e)
 	ring_buffer__free(e->rb);
 	if (e->profiling)
 		profiler_free(&e->prof);
+	if (e->cov) {
+		coverage_free(e->cov);
+		free(e->cov);
+	}
 	push_close(e->pusher, 0);
 	probes_free(&e->probes);
 	linkset_clear(&e->links);
@@ -576,6 +585,8 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 
 	libbpf_set_print(libbpf_print_fn);
 	retention_init(&e.ret, &o->keep_exited);
+	if (o->cov.nfiles)
+		e.cov = xcalloc(1, sizeof(*e.cov));
 	if (o->push.url && !(e.pusher = push_open(&o->push))) {
 		err = -EINVAL;
 		goto out;

@@ -22,6 +22,7 @@
 #include "engine/retention.h"
 #include "engine/session.h"
 #include "engine/target.h"
+#include "coverage/coverage.h"
 #include "profiler/profiler.h"
 #include "push/push.h"
 #include "writers/callfilter.h"
@@ -52,7 +53,14 @@ struct engine_opts {
 	bool top;
 	struct profiler_opts prof;
 	struct push_opts push; /* --push, if push.url */
+	struct coverage_opts cov;
 };
+
+/* Do the outputs need translated code (the prologue, TB reports)? */
+static inline bool engine_wants_code(const struct engine_opts *o)
+{
+	return o->perfmap || o->jitdump || o->profile || o->cov.nfiles;
+}
 
 /*
  * Run until *EXITING, -d, or the end of what is followed; returns the
@@ -98,6 +106,7 @@ struct engine {
 	bool root_ended;      /* its files are complete */
 	struct uftrace *uft;  /* a tree: one data directory for all */
 	struct retention ret; /* --keep-exited */
+	struct coverage *cov; /* --coverage: what ran, of every process */
 	char *root_map;	      /* what the summary names */
 	char *root_marker;
 	char *root_exe;

@@ -76,6 +76,7 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		p->own_uft = true;
 	}
 	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
+	p->s.cov = e->cov;
 	/* Only --keep-exited tells processes of one pid apart. */
 	if (pid > 0 && e->ret.keep.on) {
 		char state;
@@ -140,7 +141,7 @@ static void root_check(struct engine *e, struct session *s)
 	}
 	if (!err && !s->hs.checked) {
 		s->hs.checked = true;
-		err = session_check_handshake(s, e->o->perfmap || e->o->jitdump || e->o->profile);
+		err = session_check_handshake(s, engine_wants_code(e->o));
 	}
 	if (err) {
 		e->err = err;
@@ -234,7 +235,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 		profiler_end(&e->prof, s->smp, &s->jm);
 		s->smp = NULL;
 	}
-	named = !e->nameless && session_named(s, e->o->perfmap || e->o->jitdump || e->o->profile);
+	named = !e->nameless && session_named(s, engine_wants_code(e->o));
 	if (!named && !e->nameless) {
 		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
 		e->unnamed++;

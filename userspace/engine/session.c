@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/session.h"
+#include "coverage/coverage.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -146,6 +147,19 @@ static void emit_jitdump(void *ctx, const struct jit_run *run)
 		     nl);
 }
 
+/* A run of translated code: what ran, and its jitdump record. */
+static void on_run(void *ctx, const struct jit_run *run)
+{
+	struct session *s = ctx;
+
+	if (s->cov)
+		for (uint32_t i = 0; i < run->n; i++)
+			if (run->locs[i].img && run->locs[i].img->elf)
+				coverage_insn(s->cov, run->locs[i].img->elf, run->locs[i].link);
+	if (s->jd)
+		emit_jitdump(s, run);
+}
+
 static void on_prologue(struct session *s, const struct qj_prologue *r)
 {
 	jitmap_prologue(&s->jm, r);
@@ -191,7 +205,7 @@ void session_event(struct session *s, const void *data, size_t size)
 	switch (h->type) {
 	case QJ_EV_TBS:
 		if (size >= sizeof(struct qj_tbs))
-			jitmap_tbs(&s->jm, data, s->jd ? emit_jitdump : NULL, s);
+			jitmap_tbs(&s->jm, data, s->jd || s->cov ? on_run : NULL, s);
 		break;
 	case QJ_EV_PROLOGUE:
 		if (size >= sizeof(struct qj_prologue))
@@ -286,6 +300,9 @@ int session_check_handshake(struct session *s, bool need_prologue)
 
 void session_free(struct session *s)
 {
+	/* Its images are listed, whether their code ran or not. */
+	if (s->cov)
+		coverage_images(s->cov, &s->jm.guest);
 	if (s->smp) {
 		samples_free(s->smp);
 		free(s->smp);

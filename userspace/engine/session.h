@@ -19,11 +19,14 @@
 #include "writers/jitdump.h"
 #include "writers/uftrace.h"
 
+struct coverage;
+
 struct session {
 	struct target *target;
 	struct jitmap jm;
 	struct handshake hs;
 	struct samples *smp; /* the profiler's, or NULL */
+	struct coverage *cov; /* the run's, or NULL */
 	bool want_jitdump;
 	struct jitdump *jd;
 	struct uftrace *uft;   /* where its calls go (a tree's, or its own), or NULL */

@@ -1,26 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/lines.h"
 #include "naming/dwarfbytes.h"
+#include "naming/dwarfsec.h"
 #include "util/util.h"
 
 #include <dwarf.h>
 #include <gelf.h>
-#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A section's bytes: in libelf's buffer, or our own once inflated. */
-struct lt_sec {
-	const uint8_t *p;
-	size_t n;
-	void *own;
-	bool tried;
-};
-
-/* No section of a file is inflated beyond this, and no sequence decoded
- * into more rows (a damaged one: 256 MB of them). */
-#define LT_SECTION_MAX (1ull << 30)
-#define LT_ROWS_MAX    (1u << 24)
+/* No sequence is decoded into more rows (a damaged one: 256 MB of them). */
+#define LT_ROWS_MAX (1u << 24)
 
 /* What each special opcode of a header does, computed once, not divided
  * out per opcode (6 % of opening libc6-dbg's table). */
@@ -38,6 +28,7 @@ struct lt_unit {
 	const uint8_t *std_len; /* operand counts of opcodes 1 .. opcode_base - 1 */
 	uint8_t offset_size, addr_size, min_inst, max_ops, opcode_base, line_range;
 	int8_t line_base;
+	bool default_stmt;
 	uint32_t special; /* index in line_table.specials */
 	bool files_read;  /* files is what could be read, maybe nothing */
 	char **files;
@@ -47,8 +38,12 @@ struct lt_unit {
 struct lt_row {
 	uint64_t addr;
 	uint32_t line;
-	uint32_t file;
+	uint32_t file; /* and LT_STMT */
 };
+
+/* A row that is a recommended breakpoint location (is_stmt): a line's. */
+#define LT_STMT	    (1u << 31)
+#define LT_FILE_MAX (LT_STMT - 1)
 
 /* A sequence of rows, [lo, hi) of the code; rows decoded on first use. */
 struct lt_seq {
@@ -61,14 +56,14 @@ struct lt_seq {
 
 struct line_table {
 	Elf *elf;
-	struct lt_sec line;
+	struct dwarf_sec line;
 	struct lt_unit *units;
 	size_t nunits, units_cap;
 	struct lt_seq *seqs;
 	size_t nseqs, seqs_cap;
 	struct lt_special *specials;
 	size_t nspecials, specials_cap;
-	struct lt_sec line_str, str; /* read when a name needs them */
+	struct dwarf_sec line_str, str; /* read when a name needs them */
 	bool big;		     /* big-endian */
 	/* The last answer, for [hit_lo, hit_hi): often a TB's next insn's. */
 	uint64_t hit_lo, hit_hi;
@@ -82,6 +77,7 @@ struct lt_state {
 	uint64_t op_index;
 	uint32_t file;
 	uint32_t line; /* wraps, as libdw's does */
+	bool stmt;
 };
 
 typedef void (*row_fn)(void *ctx, const struct lt_state *s, bool end);
@@ -109,7 +105,7 @@ static inline __attribute__((always_inline)) const uint8_t *run_seq(const struct
 								    void *ctx)
 {
 	const struct lt_special *sp = &t->specials[u->special];
-	struct lt_state s = {.file = 1, .line = 1};
+	struct lt_state s = {.file = 1, .line = 1, .stmt = u->default_stmt};
 	const uint8_t *end = u->end;
 	uint64_t v;
 	int64_t sv;
@@ -162,7 +158,7 @@ static inline __attribute__((always_inline)) const uint8_t *run_seq(const struct
 		case DW_LNS_set_file:
 			if (!uleb(&p, end, &v))
 				return NULL;
-			s.file = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+			s.file = v > LT_FILE_MAX ? LT_FILE_MAX : (uint32_t)v;
 			break;
 		case DW_LNS_const_add_pc: /* advances as special opcode 255 would */
 			advance(u, &s, sp->ops[255]);
@@ -174,6 +170,8 @@ static inline __attribute__((always_inline)) const uint8_t *run_seq(const struct
 			s.op_index = 0;
 			break;
 		case DW_LNS_negate_stmt:
+			s.stmt = !s.stmt;
+			break;
 		case DW_LNS_set_basic_block:
 		case DW_LNS_set_prologue_end:
 		case DW_LNS_set_epilogue_begin:
@@ -252,7 +250,7 @@ static enum lines_found read_unit(struct line_table *t, const uint8_t **p, struc
 		return LINES_NONE;
 	u->min_inst = *q++;
 	u->max_ops = *q++;
-	q++; /* default_is_stmt */
+	u->default_stmt = *q++ != 0;
 	u->line_base = (int8_t)*q++;
 	u->line_range = *q++;
 	u->opcode_base = *q++;
@@ -314,107 +312,21 @@ static int seq_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Section NAME of ELF, with data; NULL if none.  *GNU: a .zdebug one. */
-static Elf_Scn *find_section(Elf *elf, const char *name, bool *gnu)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    sh.sh_type == SHT_NOBITS)
-			continue;
-		if (!strcmp(n, name))
-			return scn;
-		if (gnu && n[0] == '.' && n[1] == 'z' && !strcmp(n + 2, name + 1)) {
-			*gnu = true;
-			return NULL;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Inflate the zlib section SCN into OUT.  Not elf_compress(): libelf
- * inflates with zlib, copies the result again and checks its adler32.
- * libdeflate inflates a whole buffer 2.5 times as fast (libc6-dbg's
- * .debug_line: 1.8 ms against 4.5), and checks what it reads as
- * carefully: the section may be anything.  It must inflate to exactly
- * the size its header gives.
- */
-static bool inflate_section(Elf *elf, Elf_Scn *scn, struct lt_sec *out)
-{
-	size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
-	Elf_Data *raw = elf_rawdata(scn, NULL);
-	struct libdeflate_decompressor *d;
-	enum libdeflate_result rc;
-	GElf_Chdr ch;
-	uint8_t *buf;
-
-	if (!raw || !raw->d_buf || raw->d_size < hdr + 2 || !gelf_getchdr(scn, &ch) ||
-	    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > LT_SECTION_MAX)
-		return false;
-	/* A zlib header: deflate, no preset dictionary; the raw stream follows. */
-	if ((((const uint8_t *)raw->d_buf)[hdr] & 0x0f) != 8 ||
-	    (((const uint8_t *)raw->d_buf)[hdr + 1] & 0x20))
-		return false;
-	buf = malloc(ch.ch_size ? ch.ch_size : 1);
-	d = buf ? libdeflate_alloc_decompressor() : NULL;
-	if (!d) {
-		free(buf);
-		return false;
-	}
-	rc = libdeflate_deflate_decompress(d, (const uint8_t *)raw->d_buf + hdr + 2,
-					   raw->d_size - hdr - 2, buf, ch.ch_size, NULL);
-	libdeflate_free_decompressor(d);
-	if (rc != LIBDEFLATE_SUCCESS) {
-		free(buf);
-		return false;
-	}
-	*out = (struct lt_sec){buf, ch.ch_size, buf, true};
-	return true;
-}
-
-/* Section NAME of ELF into OUT, inflated; false if none.  *GNU: .zdebug. */
-static bool section(Elf *elf, const char *name, bool *gnu, struct lt_sec *out)
-{
-	Elf_Scn *scn = find_section(elf, name, gnu);
-	GElf_Shdr sh;
-	Elf_Data *d;
-
-	out->tried = true;
-	if (!scn || !gelf_getshdr(scn, &sh))
-		return false;
-	if (sh.sh_flags & SHF_COMPRESSED)
-		return inflate_section(elf, scn, out);
-	d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf)
-		return false;
-	out->p = d->d_buf;
-	out->n = d->d_size;
-	return true;
-}
-
 bool line_table_present(Elf *elf)
 {
 	bool gnu = false;
 
-	return find_section(elf, ".debug_line", &gnu) || gnu;
+	return dwarf_find_section(elf, ".debug_line", &gnu) || gnu;
 }
 
 enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 {
 	struct line_table *t;
 	const uint8_t *p;
-	struct lt_sec line = {0};
+	struct dwarf_sec line = {0};
 	bool gnu = false;
 
-	if (!section(elf, ".debug_line", &gnu, &line) || !line.n) {
+	if (!dwarf_section(elf, ".debug_line", &gnu, &line) || !line.n) {
 		free(line.own);
 		return gnu ? LINES_OTHER : LINES_NONE;
 	}
@@ -449,7 +361,7 @@ enum lines_found line_table_open(Elf *elf, struct line_table **tp)
 static const char *str_form(struct line_table *t, const struct lt_unit *u, uint64_t form,
 			    const uint8_t **p)
 {
-	struct lt_sec *d;
+	struct dwarf_sec *d;
 	uint64_t off;
 	const char *s;
 
@@ -467,7 +379,7 @@ static const char *str_form(struct line_table *t, const struct lt_unit *u, uint6
 			return NULL;
 		d = form == DW_FORM_line_strp ? &t->line_str : &t->str;
 		if (!d->tried)
-			section(t->elf,
+			dwarf_section(t->elf,
 				form == DW_FORM_line_strp ? ".debug_line_str" : ".debug_str", NULL,
 				d);
 		if (!d->p || off >= d->n || !memchr(d->p + off, 0, d->n - off))
@@ -585,8 +497,14 @@ static bool add_file(void *ctx, const char *path, uint64_t dir)
 	if (!path || (path[0] != '/' && dir >= n->ndirs))
 		return false;
 	grow(&n->files, &n->files_cap, n->nfiles + 1, sizeof(*n->files));
-	n->files[n->nfiles++] =
-		path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", n->dirs[dir], path);
+	if (path[0] == '/')
+		n->files[n->nfiles++] = xstrdup(path);
+	else if (n->dirs[dir][0] != '/' && dir && n->dirs[0][0] == '/')
+		/* A directory relative to the compilation's (directory 0), which
+		 * libdw puts in front too. */
+		n->files[n->nfiles++] = xasprintf("%s/%s/%s", n->dirs[0], n->dirs[dir], path);
+	else
+		n->files[n->nfiles++] = xasprintf("%s/%s", n->dirs[dir], path);
 	return true;
 }
 
@@ -625,7 +543,63 @@ static void add_row(void *ctx, const struct lt_state *s, bool end)
 		return;
 	}
 	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
-	r->v[r->n++] = (struct lt_row){s->addr, s->line, s->file};
+	r->v[r->n++] = (struct lt_row){s->addr, s->line, s->file | (s->stmt ? LT_STMT : 0)};
+}
+
+/* Q's rows, decoded on first use; false if it has none. */
+static bool seq_rows(struct line_table *t, struct lt_seq *q)
+{
+	struct rows rs = {0};
+
+	if (q->rows)
+		return true;
+	if (q->hi == q->lo)
+		return false;
+	run_seq(t, &t->units[q->unit], q->start, add_row, &rs);
+	if (rs.over || !rs.n) {
+		free(rs.v);
+		q->hi = q->lo; /* no line, and not decoded again */
+		return false;
+	}
+	q->rows = rs.v;
+	q->nrows = (uint32_t)rs.n;
+	return true;
+}
+
+/* The file of row R of unit U, or NULL. */
+static const char *row_file(struct line_table *t, struct lt_unit *u, const struct lt_row *r)
+{
+	uint32_t f = r->file & LT_FILE_MAX;
+
+	if (!u->files_read)
+		read_files(t, u);
+	return f < u->nfiles && (int)r->line > 0 ? u->files[f] : NULL;
+}
+
+void line_table_each(struct line_table *t, line_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < t->nseqs; i++) {
+		struct lt_seq *q = &t->seqs[i];
+
+		if (!seq_rows(t, q))
+			continue;
+		for (uint32_t k = 0, j = 0; k < q->nrows; k++) {
+			const struct lt_row *r = &q->rows[k];
+			uint64_t hi;
+			const char *file;
+
+			/* To the next row at a higher address: rows at one
+			 * address (views) describe the same instructions. */
+			if (j <= k)
+				for (j = k + 1; j < q->nrows && q->rows[j].addr == r->addr; j++)
+					;
+			hi = j < q->nrows ? q->rows[j].addr : q->hi;
+
+			if ((r->file & LT_STMT) && hi > r->addr &&
+			    (file = row_file(t, &t->units[q->unit], r)))
+				fn(ctx, r->addr, hi, file, (int)r->line);
+		}
+	}
 }
 
 bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int *line)
@@ -646,28 +620,15 @@ bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int
 	next_seq = i;
 	q = &t->seqs[i - 1];
 	u = &t->units[q->unit];
-	if (!q->rows) {
-		struct rows rs = {0};
-
-		run_seq(t, u, q->start, add_row, &rs);
-		if (rs.over || !rs.n) {
-			free(rs.v);
-			q->hi = q->lo; /* no line, and not decoded again */
-			return false;
-		}
-		q->rows = rs.v;
-		q->nrows = (uint32_t)rs.n;
-	}
+	if (!seq_rows(t, q))
+		return false;
 	/* Rows are in address order within a sequence: the last at or below. */
 	i = count_le(q->rows, q->nrows, sizeof(*q->rows), offsetof(struct lt_row, addr), addr);
 	if (!i)
 		return false;
 	r = &q->rows[i - 1];
-	if (!u->files_read)
-		read_files(t, u);
-	if (r->file >= u->nfiles || (int)r->line <= 0)
+	if (!(*file = row_file(t, u, r)))
 		return false;
-	*file = u->files[r->file];
 	*line = (int)r->line;
 	/* Until the next row, the sequence's end or the next's start. */
 	t->hit_lo = r->addr;

@@ -8,7 +8,8 @@
  * Opening a table reads where each sequence of rows starts and ends; a
  * sequence's rows are decoded when an address in it is first asked about.
  * Answers are libdw's: the last row at or below the address, its file
- * named "DIR/NAME" unless NAME is absolute.  Line programs older than
+ * named "DIR/NAME" unless NAME is absolute (a relative DIR after the
+ * compilation directory).  Line programs older than
  * DWARF 5 name their first directory only in .debug_info: for those the
  * caller asks libdw instead.
  */
@@ -37,6 +38,17 @@ bool line_table_present(Elf *elf);
 enum lines_found line_table_open(Elf *elf, struct line_table **t);
 /* The file and line of ADDR (a link-time address); false if none. */
 bool line_table_find(struct line_table *t, uint64_t addr, const char **file, int *line);
+/*
+ * Each row of T that starts a statement (is_stmt) and covers code: FN gets
+ * its addresses [LO, HI) (link-time; HI the next row's at a higher
+ * address), file and line.  Sequences in address
+ * order; a line may come in several rows.
+ */
+#ifndef QJ_LINE_FN
+#define QJ_LINE_FN
+typedef void (*line_fn)(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line);
+#endif
+void line_table_each(struct line_table *t, line_fn fn, void *ctx);
 void line_table_free(struct line_table *t);
 
 #endif

@@ -464,6 +464,15 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
 	*hi = e->hi;
 }
 
+bool elf_file_in_code(const struct elf_file *e, uint64_t addr)
+{
+	for (size_t i = 0; i < e->nsegs; i++)
+		if (e->segs[i].exec && addr >= e->segs[i].vaddr &&
+		    addr - e->segs[i].vaddr < e->segs[i].memsz)
+			return true;
+	return false;
+}
+
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)
 {
 	const struct load_seg *found = NULL;
@@ -606,6 +615,57 @@ bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *li
 		return false;
 	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
 	return *file && *line > 0;
+}
+
+/* The statement rows of a line table only libdw reads (DWARF 2 to 4). */
+static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *ls;
+		size_t n;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &ls, &n) == 0) {
+			for (size_t i = 0; i + 1 < n; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(ls, i), *r;
+				Dwarf_Addr lo, hi = 0;
+				bool stmt = false, end = true;
+				const char *file;
+				int line;
+
+				if (!l || dwarf_lineaddr(l, &lo) || dwarf_lineendsequence(l, &end) ||
+				    end || dwarf_linebeginstatement(l, &stmt) || !stmt ||
+				    dwarf_lineno(l, &line) || line <= 0 ||
+				    !(file = dwarf_linesrc(l, NULL, NULL)))
+					continue;
+				/* To the next row at a higher address, as line_table_each(). */
+				for (size_t j = i + 1; j < n && hi <= lo; j++)
+					if (!(r = dwarf_onesrcline(ls, j)) || dwarf_lineaddr(r, &hi))
+						break;
+				if (hi <= lo)
+					continue;
+				fn(ctx, lo, hi, file, line);
+			}
+		}
+		off = next;
+	}
+}
+
+void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx)
+{
+	Dwfl_Module *mod;
+
+	if (!e->lines_tried)
+		open_lines(e);
+	if (e->lines)
+		line_table_each(e->lines, fn, ctx);
+	else if (e->lines_libdw && (mod = elf_file_dwfl(e)))
+		libdw_lines_each(mod, fn, ctx);
 }
 
 uint16_t elf_file_machine(const struct elf_file *e)

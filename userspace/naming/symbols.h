@@ -78,6 +78,8 @@ const char *elf_file_path(const struct elf_file *e);
 int elf_file_fd(const struct elf_file *e);
 /* Lowest and highest (exclusive) link address of PT_LOAD segments. */
 void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
+/* Is link address ADDR in an executable segment of E? */
+bool elf_file_in_code(const struct elf_file *e, uint64_t addr);
 /*
  * The PT_LOAD segment that maps file offset OFF, or NULL; of two that
  * share the page (lld's default layout), the executable one: what a guest
@@ -106,6 +108,15 @@ typedef struct Dwfl_Module Dwfl_Module;
 Dwfl_Module *elf_file_dwfl(struct elf_file *e);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
+/*
+ * Each statement row of E's line table that covers code, as
+ * line_table_each() gives them (lines.h), read by libdw for DWARF 2-4.
+ */
+#ifndef QJ_LINE_FN
+#define QJ_LINE_FN
+typedef void (*line_fn)(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line);
+#endif
+void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx);
 
 /* e_machine of the file. */
 uint16_t elf_file_machine(const struct elf_file *e);

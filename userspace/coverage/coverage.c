@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "coverage/coverage.h"
+#include "coverage/lcov.h"
+#include "naming/guest.h"
+#include "naming/symbols.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum cov_format coverage_format(const char *file)
+{
+	size_t n = strlen(file);
+
+	if (n > 5 && !strcmp(file + n - 5, ".info"))
+		return COV_LCOV;
+	return COV_BAD;
+}
+
+static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
+{
+	if (c->last && c->last->elf == elf)
+		return c->last;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].elf == elf)
+			return c->last = &c->files[i];
+	grow(&c->files, &c->cap, c->nfiles + 1, sizeof(*c->files));
+	c->files[c->nfiles] = (struct cov_file){elf_file_ref(elf), NULL, 0, 0};
+	return c->last = &c->files[c->nfiles++];
+}
+
+static inline size_t hash(uint64_t v, size_t cap)
+{
+	v *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(v >> 17) & (cap - 1);
+}
+
+static void put(uint64_t *slots, size_t cap, uint64_t key)
+{
+	size_t i = hash(key, cap);
+
+	while (slots[i] && slots[i] != key)
+		i = (i + 1) & (cap - 1);
+	slots[i] = key;
+}
+
+void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link)
+{
+	struct cov_file *f = file_of(c, elf);
+	uint64_t key = link + 1;
+	size_t i;
+
+	if (f->cap) {
+		for (i = hash(key, f->cap); f->slots[i]; i = (i + 1) & (f->cap - 1))
+			if (f->slots[i] == key)
+				return;
+	}
+	/* At most half full. */
+	if (2 * (f->n + 1) > f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		uint64_t *slots = xcalloc(cap, sizeof(*slots));
+
+		for (i = 0; i < f->cap; i++)
+			if (f->slots[i])
+				put(slots, cap, f->slots[i]);
+		free(f->slots);
+		f->slots = slots;
+		f->cap = cap;
+	}
+	put(f->slots, f->cap, key);
+	f->n++;
+}
+
+void coverage_images(struct coverage *c, const struct guest *g)
+{
+	for (size_t i = 0; i < g->nimgs; i++)
+		if (g->imgs[i].elf)
+			file_of(c, g->imgs[i].elf);
+	for (size_t i = 0; i < g->nretired; i++)
+		if (g->retired[i].elf)
+			file_of(c, g->retired[i].elf);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t *coverage_sorted(const struct cov_file *f, size_t *n)
+{
+	uint64_t *a = xmalloc((f->n ? f->n : 1) * sizeof(*a));
+	size_t k = 0;
+
+	for (size_t i = 0; i < f->cap; i++)
+		if (f->slots[i])
+			a[k++] = f->slots[i] - 1;
+	qsort(a, k, sizeof(*a), u64_cmp);
+	*n = k;
+	return a;
+}
+
+int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, h = n;
+
+	/* The first address at or above LO. */
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (a[m] < lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < n && a[l] < hi;
+}
+
+void coverage_free(struct coverage *c)
+{
+	for (size_t i = 0; i < c->nfiles; i++) {
+		elf_file_put(c->files[i].elf);
+		free(c->files[i].slots);
+	}
+	free(c->files);
+	memset(c, 0, sizeof(*c));
+}
+
+int coverage_write(const struct coverage *c, const struct coverage_opts *o)
+{
+	int err = 0;
+
+	for (int i = 0; i < o->nfiles; i++) {
+		struct cov_totals t;
+		int e = -EINVAL;
+
+		switch (coverage_format(o->files[i])) {
+		case COV_LCOV:
+			e = lcov_write(c, o->files[i], o->px, o->npx, &t);
+			break;
+		case COV_BAD:
+			break;
+		}
+		if (e) {
+			err = err ? err : e;
+			continue;
+		}
+		fprintf(stderr, "qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64 " of %" PRIu64
+			" functions in %" PRIu64 " source files\n",
+			o->files[i], t.lines_hit, t.lines, t.fns_hit, t.fns, t.files);
+	}
+	return err;
+}
