@@ -7,6 +7,8 @@ QEMU_VERSIONS := 10.2.2 7.2
 LAB_ARCHES := x86_64 aarch64
 MORE_ARCHES := riscv64 arm ppc64le s390x
 GUEST_ARCHES := $(LAB_ARCHES) $(MORE_ARCHES)
+# Coverage is checked against gcov on these.
+COV_ARCHES := x86_64 aarch64 riscv64 arm
 # The test matrix: VERSION:ARCH.
 MATRIX := $(foreach v,$(QEMU_VERSIONS),$(foreach a,$(LAB_ARCHES),$(v):$(a))) \
 	$(foreach a,$(MORE_ARCHES),10.2.2:$(a))
@@ -82,7 +84,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(BUILD)/guests/native/forktree-pg $(BUILD)/guests/native/exectree-pg \
 	$(BUILD)/guests/native/nonlocal-pg \
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
-	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs $(SYSTEM_GUESTS)
+	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs \
+	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -232,6 +235,9 @@ $(foreach a,$(GUEST_ARCHES),$(eval $(call GUEST_RULE,$(a))))
 $(BUILD)/guests/x86_64/many-syms: tests/guests/many-syms.sh
 	@mkdir -p $(dir $@)
 	tests/guests/many-syms.sh $@
+
+# Coverage's oracle guest at -O0, as gcov's build of it (tests/coverage.bats).
+$(BUILD)/guests/%/cov: GUEST_CFLAGS = -static -g -O0
 
 # nonlocal.c's nested function has its trampoline on the stack.
 $(BUILD)/guests/%/nonlocal: GUEST_CFLAGS += -Wl,-z,execstack

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "coverage/lcov.h"
 #include "coverage/coverage.h"
+#include "naming/decls.h"
 #include "naming/symbols.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -23,9 +25,16 @@ struct items {
 	struct src_item *v;
 	size_t n, cap;
 	/* The file being read. */
+	struct strtab names; /* the files, for the write */
 	struct elf_file *elf;
 	const uint64_t *ran;
 	size_t nran;
+	/* Declarations read, whose file names items use. */
+	struct decl_set {
+		struct decl *v;
+		size_t n;
+	} *decls;
+	size_t ndecls, decls_cap;
 };
 
 static void add(struct items *it, const char *file, const char *name, int line, uint64_t hits)
@@ -41,27 +50,41 @@ static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int li
 	/* (Code the linker dropped keeps its rows, at address 0.) */
 	if (!elf_file_in_code(it->elf, lo))
 		return;
-	add(it, file, NULL, line, coverage_any(it->ran, it->nran, lo, hi));
+	add(it, strtab_add(&it->names, file), NULL, line, coverage_any(it->ran, it->nran, lo, hi));
 }
 
-/* The functions of E with a line: FN at the line of their entry. */
+/*
+ * The functions of E with a line: at their declaration's line (where gcov
+ * and lcov put them, with their entry block), else at their entry's.
+ */
 static void functions(struct items *it, struct elf_file *e)
 {
+	size_t nd;
+	struct decl *d = decls_read(elf_file_dwfl(e), &nd);
 	uint64_t prev = UINT64_MAX;
 
+	grow(&it->decls, &it->decls_cap, it->ndecls + 1, sizeof(*it->decls));
+	it->decls[it->ndecls++] = (struct decl_set){d, nd};
 	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
 		const struct sym *s = elf_file_sym_at(e, i);
+		const struct decl *dc;
 		const char *file, *name;
+		uint64_t hit;
 		int line;
 
 		/* Aliases: the first name of an address. */
 		if (s->addr == prev || !elf_file_in_code(e, s->addr))
 			continue;
 		prev = s->addr;
-		if (!elf_file_line(e, s->addr, &file, &line) ||
-		    !(name = elf_file_sym_name(e, s)))
+		if (!(name = elf_file_sym_name(e, s)))
 			continue;
-		add(it, file, name, line, coverage_any(it->ran, it->nran, s->addr, s->addr + 1));
+		hit = coverage_any(it->ran, it->nran, s->addr, s->addr + 1);
+		if ((dc = decls_find(d, nd, s->addr))) {
+			add(it, dc->file, name, dc->line, hit);
+			add(it, dc->file, NULL, dc->line, hit);
+		} else if (elf_file_line(e, s->addr, &file, &line)) {
+			add(it, file, name, line, hit);
+		}
 	}
 }
 
@@ -172,6 +195,10 @@ int lcov_write(const struct coverage *c, const char *path, const struct cov_pref
 		record(f, &it.v[i], j - i, px, npx, tot);
 	}
 	free(it.v);
+	for (size_t i = 0; i < it.ndecls; i++)
+		decls_free(it.decls[i].v, it.decls[i].n);
+	free(it.decls);
+	strtab_free(&it.names);
 	if (ferror(f) | fclose(f)) {
 		err = -EIO;
 		pr_err("cannot write %s", tmp);

@@ -620,6 +620,7 @@ bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *li
 /* The statement rows of a line table only libdw reads (DWARF 2 to 4). */
 static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
 {
+	char path[PATH_MAX];
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	Dwarf_Off off = 0, next;
@@ -631,6 +632,9 @@ static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
 		size_t n;
 
 		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &ls, &n) == 0) {
+			Dwarf_Attribute at;
+			const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
+
 			for (size_t i = 0; i + 1 < n; i++) {
 				Dwarf_Line *l = dwarf_onesrcline(ls, i), *r;
 				Dwarf_Addr lo, hi = 0;
@@ -649,6 +653,11 @@ static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
 						break;
 				if (hi <= lo)
 					continue;
+				/* Under the unit's directory, as lines.c names them. */
+				if (file[0] != '/' && dir && dir[0] == '/') {
+					snprintf(path, sizeof(path), "%s/%s", dir, file);
+					file = path;
+				}
 				fn(ctx, lo, hi, file, line);
 			}
 		}

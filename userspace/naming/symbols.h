@@ -110,7 +110,9 @@ Dwfl_Module *elf_file_dwfl(struct elf_file *e);
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
 /*
  * Each statement row of E's line table that covers code, as
- * line_table_each() gives them (lines.h), read by libdw for DWARF 2-4.
+ * line_table_each() gives them (lines.h), read by libdw for DWARF 2-4
+ * (a file under a relative directory after the unit's, as lines.c names
+ * it).  FILE is FN's only during the call.
  */
 #ifndef QJ_LINE_FN
 #define QJ_LINE_FN

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# qemu-jitbpf --coverage: what ran of the guest's code, from the TB
+# reports, checked against gcov's verdict on the same program built
+# natively with --coverage (tests/guests/cov.c), and read by genhtml.
+
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	[ -x "$QEMU_JITBPF" ] || fail "make tool first"
+	D=$BATS_TEST_TMPDIR
+	cd "$D"
+}
+
+teardown() {
+	stop_bg
+}
+
+# gcov's verdict on cov.c run with ARGS: "LINE 0|1" of each line it
+# instruments in $D/gcov.lines, "FUNCTION 0|1" (called) in $D/gcov.fns.
+gcov_oracle() { # ARGS...
+	mkdir "$D/native"
+	(cd "$D/native" && gcc -O0 -g --coverage -o cov "$TOP/tests/guests/cov.c" -lpthread &&
+		./cov "$@" >/dev/null && gcov -b cov.gcda >/dev/null) || fail "gcov's build or run failed"
+	# "    #####:   14:static int..." or "        2:   23:..."
+	sed -nE 's/^ *(#####|[0-9]+): *([0-9]+):.*/\2 \1/p' "$D/native/cov.c.gcov" |
+		awk '{ print $1, ($2 == "#####" ? 0 : 1) }' | sort -n >"$D/gcov.lines"
+	awk '$1 == "function" { print $2, ($4 > 0) }' "$D/native/cov.c.gcov" | sort >"$D/gcov.fns"
+	[ -s "$D/gcov.lines" ] && [ -s "$D/gcov.fns" ] || fail "gcov said nothing"
+}
+
+# The tracefile's verdicts on cov.c: "LINE 0|1" and "FUNCTION 0|1".
+lcov_lines() { # INFO
+	awk -F'[:,]' '/^SF:/ { f = ($2 ~ /\/cov\.c$/) } f && /^DA:/ { print $2, ($3 > 0) }' "$1" | sort -n
+}
+lcov_fns() { # INFO
+	awk -F'[:,]' '/^SF:/ { f = ($2 ~ /\/cov\.c$/) } f && /^FNDA:/ { print $3, ($2 > 0) }' "$1" | sort
+}
+
+@test "--coverage: every line and function gcov instruments has gcov's verdict, on x86_64, aarch64, riscv64 and arm" {
+	local arch g ours missing bad nolines
+	gcov_oracle a b
+	for arch in x86_64 aarch64 riscv64 arm; do
+		g=$(guest "$arch" cov)
+		run "$QEMU_JITBPF" --coverage="$D/$arch.info" -- "$(qemu_bin 10.2.2 "$arch")" "$g" a b
+		assert_success
+		assert_output --partial "coverage: $D/$arch.info: "
+		ours=$(lcov_lines "$D/$arch.info")
+		[ -n "$ours" ] || fail "$arch: no line of cov.c: $(head -c 600 "$D/$arch.info")"
+		# Lines gcov counts that no row of the line table has (case
+		# labels: the jump goes to the case's first statement) cannot be
+		# listed; every other line must be, with gcov's verdict.
+		nolines=$(objdump --dwarf=decodedline "$g" | awk '$1 == "cov.c" { print $2 }' | sort -u)
+		missing= bad=
+		while read -r line ran; do
+			got=$(awk -v l="$line" '$1 == l { print $2 }' <<<"$ours")
+			if [ -z "$got" ]; then
+				grep -qx "$line" <<<"$nolines" && missing="$missing $line(has rows)"
+				continue
+			fi
+			[ "$got" = "$ran" ] || bad="$bad $line(gcov $ran, ours $got)"
+		done <"$D/gcov.lines"
+		[ -z "$missing$bad" ] || fail "$arch: lines left out:$missing; verdicts differ:$bad"
+		# Lines that did not run are listed, with 0.
+		grep -qx '[0-9]* 0' <<<"$ours" || fail "$arch: no line with 0"
+		diff <(lcov_fns "$D/$arch.info") "$D/gcov.fns" || fail "$arch: functions differ from gcov's"
+		echo "# $arch: $(grep -c . <<<"$ours") lines of cov.c, $(grep -c ' 1$' <<<"$ours") ran" >&3
+	done
+	# The forked child's own function is there: every process counts.
+	grep -qx 'in_child 1' "$D/gcov.fns"
+	# genhtml reads it without a word of warning.
+	run genhtml -q -o "$D/html" "$D/aarch64.info"
+	assert_success
+	assert_output ''
+	grep -q 'cov.c' "$D/html/index.html"
+}
+
+@test "--coverage attached late: the code that runs after the attach; sources under --coverage-prefix" {
+	local g
+	g=$(guest x86_64 cov)
+	start_bg "$(qemu_bin 10.2.2 x86_64)" "$g" -u "$D/stop"
+	sleep 1
+	(sleep 1.5 && touch "$D/stop") &
+	run "$QEMU_JITBPF" -p "$BG_PID" --coverage="$D/late.info" --coverage-prefix="$TOP/tests=/src"
+	assert_success
+	wait_bg 20
+	# (What ran only before the attach, init_once(), is not there: QEMU
+	# flushes its code cache at the handshake without reporting it.)
+	run lcov_fns "$D/late.info"
+	assert_line 'looped 1'
+	assert_line 'never_called 0'
+	grep -qx 'SF:/src/guests/cov.c' "$D/late.info" || fail "$(grep SF: "$D/late.info")"
+	! grep -q "^SF:$TOP/tests/" "$D/late.info" || fail "a source not under the new prefix"
+}
+
+@test "--coverage: bad input is a one-line error" {
+	run "$QEMU_JITBPF" --coverage=c.txt -- true
+	assert_failure
+	assert_output --partial "'c.txt' is no .info file"
+	run "$QEMU_JITBPF" --coverage-prefix=/a=/b -- true
+	assert_failure
+	assert_output --partial '--coverage-prefix goes with --coverage'
+	run "$QEMU_JITBPF" --coverage=c.info --coverage-prefix=nothing -- true
+	assert_failure
+	assert_output --partial "'nothing' is not OLD=NEW"
+	run "$QEMU_JITBPF" --coverage=/nonexistent/c.info -- true
+	assert_failure
+	assert_output --partial 'cannot write the coverage /nonexistent/c.info'
+}
