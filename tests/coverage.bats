@@ -76,6 +76,33 @@ lcov_fns() { # INFO
 	grep -q 'cov.c' "$D/html/index.html"
 }
 
+@test "--coverage=FILE.xml: Cobertura that diff-cover reads, its missing lines the lcov tracefile's unrun ones" {
+	local missing expected
+	# A repository where a change added cov.c: diff-cover judges its lines.
+	mkdir -p "$D/repo/src"
+	cd "$D/repo"
+	git init -q -b main
+	echo '/* soon */' >src/cov.c
+	git add src/cov.c
+	git -c user.email=t@t -c user.name=t commit -qm base
+	cp "$TOP/tests/guests/cov.c" src/cov.c
+	gcc -static -g -O0 -o cov src/cov.c -lpthread
+	run "$QEMU_JITBPF" --coverage="$D/c.xml" --coverage="$D/c.info" -- \
+		"$(qemu_bin 10.2.2 x86_64)" ./cov a b
+	assert_success
+	grep -qx "		<source>$D/repo/src</source>" "$D/c.xml" || fail "$(grep -A1 '<sources>' "$D/c.xml")"
+	run diff-cover "$D/c.xml" --compare-branch=main
+	assert_success
+	echo "$output" | grep -E '^(src|Total|Missing)' | sed 's/^/#   /' >&3
+	# "src/cov.c (68.6%): Missing lines 16-18,20-23,31,..."
+	missing=$(sed -nE 's/^src\/cov\.c .*Missing lines (.*)$/\1/p' <<<"$output" | tr ',' '\n' |
+		awk -F- '{ for (l = $1; l <= ($2 == "" ? $1 : $2); l++) print l }')
+	expected=$(awk -F'[:,]' '/^DA:/ && $3 == 0 { print $2 }' "$D/c.info")
+	[ -n "$expected" ] && [ "$missing" = "$expected" ] ||
+		fail "diff-cover: $(tr '\n' ' ' <<<"$missing"); ours: $(tr '\n' ' ' <<<"$expected")"
+	assert_output --regexp "Total: +$(grep -c '^DA:' "$D/c.info") lines"
+}
+
 @test "--coverage attached late: the code that runs after the attach; sources under --coverage-prefix" {
 	local g
 	g=$(guest x86_64 cov)
@@ -97,7 +124,7 @@ lcov_fns() { # INFO
 @test "--coverage: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --coverage=c.txt -- true
 	assert_failure
-	assert_output --partial "'c.txt' is no .info file"
+	assert_output --partial "'c.txt' is neither .info (lcov) nor .xml (Cobertura)"
 	run "$QEMU_JITBPF" --coverage-prefix=/a=/b -- true
 	assert_failure
 	assert_output --partial '--coverage-prefix goes with --coverage'

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "coverage/coverage.h"
+#include "coverage/cobertura.h"
 #include "coverage/lcov.h"
+#include "coverage/sources.h"
 #include "naming/guest.h"
 #include "naming/symbols.h"
 #include "util/util.h"
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum cov_format coverage_format(const char *file)
 {
@@ -17,6 +20,8 @@ enum cov_format coverage_format(const char *file)
 
 	if (n > 5 && !strcmp(file + n - 5, ".info"))
 		return COV_LCOV;
+	if (n > 4 && !strcmp(file + n - 4, ".xml"))
+		return COV_COBERTURA;
 	return COV_BAD;
 }
 
@@ -130,28 +135,61 @@ void coverage_free(struct coverage *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int coverage_write(const struct coverage *c, const struct coverage_opts *o)
+/* One file of O: written beside and renamed. */
+static int write_one(const struct sources *src, const char *path)
 {
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
 	int err = 0;
 
-	for (int i = 0; i < o->nfiles; i++) {
-		struct cov_totals t;
-		int e = -EINVAL;
+	if (!f) {
+		err = -errno;
+		pr_err("cannot write %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return err;
+	}
+	switch (coverage_format(path)) {
+	case COV_LCOV:
+		err = lcov_write(f, src);
+		break;
+	case COV_COBERTURA:
+		err = cobertura_write(f, src);
+		break;
+	case COV_BAD:
+		err = -1;
+		break;
+	}
+	if (err | ferror(f) | fclose(f)) {
+		err = -EIO;
+		pr_err("cannot write %s", tmp);
+	} else if (rename(tmp, path)) {
+		err = -errno;
+		pr_err("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	}
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
 
-		switch (coverage_format(o->files[i])) {
-		case COV_LCOV:
-			e = lcov_write(c, o->files[i], o->px, o->npx, &t);
-			break;
-		case COV_BAD:
-			break;
-		}
+int coverage_write(const struct coverage *c, const struct coverage_opts *o)
+{
+	struct sources src;
+	int err = 0;
+
+	sources_read(&src, c, o->px, o->npx);
+	for (int i = 0; i < o->nfiles; i++) {
+		int e = write_one(&src, o->files[i]);
+
 		if (e) {
 			err = err ? err : e;
 			continue;
 		}
-		fprintf(stderr, "qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64 " of %" PRIu64
-			" functions in %" PRIu64 " source files\n",
-			o->files[i], t.lines_hit, t.lines, t.fns_hit, t.fns, t.files);
+		fprintf(stderr,
+			"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64
+			" of %" PRIu64 " functions in %zu source files\n",
+			o->files[i], src.lines_hit, src.lines, src.fns_hit, src.fns, src.nfiles);
 	}
+	sources_free(&src);
 	return err;
 }

@@ -31,7 +31,8 @@ struct coverage_opts {
 };
 
 enum cov_format {
-	COV_LCOV, /* .info */
+	COV_LCOV,      /* .info */
+	COV_COBERTURA, /* .xml */
 	COV_BAD,
 };
 

@@ -1,27 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Coverage as source lines and functions: an lcov tracefile (.info), as
- * genhtml, lcov -a, Codecov and Coveralls read it.  A line ran when any
- * of its statement rows (DWARF's is_stmt) covers an instruction that ran;
- * every line and function of the files' line tables is listed, run or
- * not.  Files of several images (a header's inline code, a program and
- * its libraries) are merged per source file, as lcov -a merges.
+ * Coverage as an lcov tracefile (.info): TN, then per source file SF, FN,
+ * FNDA, FNF, FNH, DA, LF, LH and end_of_record, as geninfo writes them
+ * and genhtml, lcov -a, Codecov and Coveralls read them.
  */
 #ifndef QJ_LCOV_H
 #define QJ_LCOV_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include <stdio.h>
 
-struct coverage;
-struct cov_prefix;
+struct sources;
 
-struct cov_totals {
-	uint64_t files, lines, lines_hit, fns, fns_hit;
-};
-
-/* Write C to PATH (written beside and renamed); -errno, message printed. */
-int lcov_write(const struct coverage *c, const char *path, const struct cov_prefix *px,
-	       size_t npx, struct cov_totals *tot);
+/* -1 on a write error. */
+int lcov_write(FILE *f, const struct sources *s);
 
 #endif

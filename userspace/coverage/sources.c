@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "coverage/sources.h"
+#include "coverage/coverage.h"
+#include "naming/decls.h"
+#include "naming/symbols.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct items {
+	struct src_item *v;
+	size_t n, cap;
+	struct strtab *names; /* files and functions, rewritten */
+	const struct cov_prefix *px;
+	size_t npx;
+	/* The file being read. */
+	struct elf_file *elf;
+	const uint64_t *ran;
+	size_t nran;
+};
+
+/* FILE as kept, under its new prefix if one matches. */
+static const char *path_of(struct items *it, const char *file)
+{
+	for (size_t i = 0; i < it->npx; i++) {
+		size_t n = strlen(it->px[i].old);
+
+		if (!strncmp(file, it->px[i].old, n) && (file[n] == '/' || !file[n]))
+			return strtab_addf(it->names, "%s%s", it->px[i].new, file + n);
+	}
+	return strtab_add(it->names, file);
+}
+
+static void add(struct items *it, const char *file, const char *name, int line, uint64_t hits)
+{
+	grow(&it->v, &it->cap, it->n + 1, sizeof(*it->v));
+	it->v[it->n++] = (struct src_item){path_of(it, file), name ? strtab_add(it->names, name) : NULL,
+					   line, hits};
+}
+
+static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)
+{
+	struct items *it = ctx;
+
+	/* (Code the linker dropped keeps its rows, at address 0.) */
+	if (!elf_file_in_code(it->elf, lo))
+		return;
+	add(it, file, NULL, line, coverage_any(it->ran, it->nran, lo, hi));
+}
+
+/*
+ * The functions of E with a line: at their declaration's line (where gcov
+ * and lcov put them, with their entry block), else at their entry's.
+ */
+static void functions(struct items *it, struct elf_file *e)
+{
+	size_t nd;
+	struct decl *d = decls_read(elf_file_dwfl(e), &nd);
+	uint64_t prev = UINT64_MAX;
+
+	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
+		const struct sym *s = elf_file_sym_at(e, i);
+		const struct decl *dc;
+		const char *file, *name;
+		uint64_t hit;
+		int line;
+
+		/* Aliases: the first name of an address. */
+		if (s->addr == prev || !elf_file_in_code(e, s->addr))
+			continue;
+		prev = s->addr;
+		if (!(name = elf_file_sym_name(e, s)))
+			continue;
+		hit = coverage_any(it->ran, it->nran, s->addr, s->addr + 1);
+		if ((dc = decls_find(d, nd, s->addr))) {
+			add(it, dc->file, name, dc->line, hit);
+			add(it, dc->file, NULL, dc->line, hit);
+		} else if (elf_file_line(e, s->addr, &file, &line)) {
+			add(it, file, name, line, hit);
+		}
+	}
+	decls_free(d, nd);
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct src_item *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+
+	if (c)
+		return c;
+	/* Functions first, by name; then lines. */
+	if (!x->name != !y->name)
+		return x->name ? -1 : 1;
+	if (x->name && (c = strcmp(x->name, y->name)))
+		return c;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Merge equal items (a line in several rows or images): the most hits. */
+static size_t merge(struct src_item *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && !item_cmp(&v[k - 1], &v[i])) {
+			if (v[i].hits > v[k - 1].hits)
+				v[k - 1].hits = v[i].hits;
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	return k;
+}
+
+void sources_read(struct sources *s, const struct coverage *c, const struct cov_prefix *px,
+		  size_t npx)
+{
+	struct items it = {.names = &s->names, .px = px, .npx = npx};
+	size_t cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < c->nfiles; i++) {
+		struct elf_file *e = c->files[i].elf;
+		uint64_t *ran = coverage_sorted(&c->files[i], &it.nran);
+
+		it.elf = e;
+		it.ran = ran;
+		elf_file_lines_each(e, on_row, &it);
+		functions(&it, e);
+		free(ran);
+	}
+	qsort(it.v, it.n, sizeof(*it.v), item_cmp);
+	it.n = merge(it.v, it.n);
+	s->items = it.v;
+	for (size_t i = 0, j; i < it.n; i = j) {
+		struct src_file *f;
+
+		for (j = i + 1; j < it.n && !strcmp(it.v[j].file, it.v[i].file); j++)
+			;
+		grow(&s->files, &cap, s->nfiles + 1, sizeof(*s->files));
+		f = &s->files[s->nfiles++];
+		*f = (struct src_file){.path = it.v[i].file, .fns = &it.v[i]};
+		for (size_t k = i; k < j; k++) {
+			if (it.v[k].name) {
+				f->nfns++;
+				f->fns_hit += it.v[k].hits > 0;
+			} else {
+				if (!f->lines)
+					f->lines = &it.v[k];
+				f->nlines++;
+				f->lines_hit += it.v[k].hits > 0;
+			}
+		}
+		s->fns += f->nfns;
+		s->fns_hit += f->fns_hit;
+		s->lines += f->nlines;
+		s->lines_hit += f->lines_hit;
+	}
+}
+
+void sources_free(struct sources *s)
+{
+	free(s->items);
+	free(s->files);
+	strtab_free(&s->names);
+	memset(s, 0, sizeof(*s));
+}
