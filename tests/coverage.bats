@@ -15,14 +15,22 @@ setup() {
 
 teardown() {
 	stop_bg
+	binfmt_unregister 2>/dev/null || true
 }
 
-# gcov's verdict on cov.c run with ARGS: "LINE 0|1" of each line it
-# instruments in $D/gcov.lines, "FUNCTION 0|1" (called) in $D/gcov.fns.
-gcov_oracle() { # ARGS...
+# gcov's verdict on cov.c run once per RUN (its arguments, one string
+# each: the counts add up): "LINE 0|1" of each line it instruments in
+# $D/gcov.lines, "FUNCTION 0|1" (called) in $D/gcov.fns.
+gcov_oracle() { # RUN...
+	local args
 	mkdir "$D/native"
-	(cd "$D/native" && gcc -O0 -g --coverage -o cov "$TOP/tests/guests/cov.c" -lpthread &&
-		./cov "$@" >/dev/null && gcov -b cov.gcda >/dev/null) || fail "gcov's build or run failed"
+	(cd "$D/native" && gcc -O0 -g --coverage -o cov "$TOP/tests/guests/cov.c" -lpthread) ||
+		fail "gcov's build failed"
+	for args in "$@"; do
+		# shellcheck disable=SC2086 # the run's words
+		(cd "$D/native" && ./cov $args >/dev/null) || fail "cov $args failed"
+	done
+	(cd "$D/native" && gcov -b cov.gcda >/dev/null) || fail "gcov failed"
 	# "    #####:   14:static int..." or "        2:   23:..."
 	sed -nE 's/^ *(#####|[0-9]+): *([0-9]+):.*/\2 \1/p' "$D/native/cov.c.gcov" |
 		awk '{ print $1, ($2 == "#####" ? 0 : 1) }' | sort -n >"$D/gcov.lines"
@@ -38,34 +46,40 @@ lcov_fns() { # INFO
 	awk -F'[:,]' '/^SF:/ { f = ($2 ~ /\/cov\.c$/) } f && /^FNDA:/ { print $3, ($2 > 0) }' "$1" | sort
 }
 
+# Does INFO give gcov's verdict ($D/gcov.*) on every line of cov.c gcov
+# instruments and GUEST's line table has, and on every function?
+agrees_with_gcov() { # INFO GUEST LABEL
+	local ours nolines missing= bad= line ran got
+	ours=$(lcov_lines "$1")
+	[ -n "$ours" ] || fail "$3: no line of cov.c: $(head -c 600 "$1")"
+	# Lines gcov counts that no row of the line table has (case labels:
+	# the jump goes to the case's first statement) cannot be listed;
+	# every other line must be, with gcov's verdict.
+	nolines=$(objdump --dwarf=decodedline "$2" | awk '$1 == "cov.c" { print $2 }' | sort -u)
+	while read -r line ran; do
+		got=$(awk -v l="$line" '$1 == l { print $2 }' <<<"$ours")
+		if [ -z "$got" ]; then
+			grep -qx "$line" <<<"$nolines" && missing="$missing $line(has rows)"
+			continue
+		fi
+		[ "$got" = "$ran" ] || bad="$bad $line(gcov $ran, ours $got)"
+	done <"$D/gcov.lines"
+	[ -z "$missing$bad" ] || fail "$3: lines left out:$missing; verdicts differ:$bad"
+	# Lines that did not run are listed, with 0.
+	grep -qx '[0-9]* 0' <<<"$ours" || fail "$3: no line with 0"
+	diff <(lcov_fns "$1") "$D/gcov.fns" || fail "$3: functions differ from gcov's"
+	echo "# $3: $(grep -c . <<<"$ours") lines of cov.c, $(grep -c ' 1$' <<<"$ours") ran" >&3
+}
+
 @test "--coverage: every line and function gcov instruments has gcov's verdict, on x86_64, aarch64, riscv64 and arm" {
-	local arch g ours missing bad nolines
-	gcov_oracle a b
+	local arch g
+	gcov_oracle "a b"
 	for arch in x86_64 aarch64 riscv64 arm; do
 		g=$(guest "$arch" cov)
 		run "$QEMU_JITBPF" --coverage="$D/$arch.info" -- "$(qemu_bin 10.2.2 "$arch")" "$g" a b
 		assert_success
 		assert_output --partial "coverage: $D/$arch.info: "
-		ours=$(lcov_lines "$D/$arch.info")
-		[ -n "$ours" ] || fail "$arch: no line of cov.c: $(head -c 600 "$D/$arch.info")"
-		# Lines gcov counts that no row of the line table has (case
-		# labels: the jump goes to the case's first statement) cannot be
-		# listed; every other line must be, with gcov's verdict.
-		nolines=$(objdump --dwarf=decodedline "$g" | awk '$1 == "cov.c" { print $2 }' | sort -u)
-		missing= bad=
-		while read -r line ran; do
-			got=$(awk -v l="$line" '$1 == l { print $2 }' <<<"$ours")
-			if [ -z "$got" ]; then
-				grep -qx "$line" <<<"$nolines" && missing="$missing $line(has rows)"
-				continue
-			fi
-			[ "$got" = "$ran" ] || bad="$bad $line(gcov $ran, ours $got)"
-		done <"$D/gcov.lines"
-		[ -z "$missing$bad" ] || fail "$arch: lines left out:$missing; verdicts differ:$bad"
-		# Lines that did not run are listed, with 0.
-		grep -qx '[0-9]* 0' <<<"$ours" || fail "$arch: no line with 0"
-		diff <(lcov_fns "$D/$arch.info") "$D/gcov.fns" || fail "$arch: functions differ from gcov's"
-		echo "# $arch: $(grep -c . <<<"$ours") lines of cov.c, $(grep -c ' 1$' <<<"$ours") ran" >&3
+		agrees_with_gcov "$D/$arch.info" "$g" "$arch"
 	done
 	# The forked child's own function is there: every process counts.
 	grep -qx 'in_child 1' "$D/gcov.fns"
@@ -74,6 +88,26 @@ lcov_fns() { # INFO
 	assert_success
 	assert_output ''
 	grep -q 'cov.c' "$D/html/index.html"
+}
+
+@test "--coverage of a foreign busybox script: one tracefile for its processes, gcov's verdict on them together" {
+	local bb=$BUILD/guests/aarch64/busybox qa
+	qa=$(qemu_bin 10.2.2 aarch64)
+	[ -x "$bb" ] || fail "$bb missing (make guests)"
+	# cov with 2 and 1 arguments: each runs cases of classify() the other
+	# does not; gcov adds up both runs, as the tracefile must.
+	gcov_oracle "a b" "a"
+	binfmt_register "$qa"
+	cat >"$D/script.sh" <<-EOF
+		"$(guest aarch64 cov)" a b
+		"$(guest aarch64 hot)" 100 >/dev/null
+		"$(guest aarch64 cov)" a
+	EOF
+	run "$QEMU_JITBPF" --coverage="$D/tree.info" -- "$qa" "$bb" sh "$D/script.sh"
+	assert_success
+	agrees_with_gcov "$D/tree.info" "$(guest aarch64 cov)" "aarch64 script"
+	grep -qx 'FNDA:1,hot_main' "$D/tree.info" || fail "hot.c's process left out"
+	grep -c '^SF:' "$D/tree.info" | grep -qx 2 || fail "$(grep '^SF:' "$D/tree.info")"
 }
 
 @test "--coverage=FILE.xml: Cobertura that diff-cover reads, its missing lines the lcov tracefile's unrun ones" {
@@ -119,6 +153,22 @@ lcov_fns() { # INFO
 	assert_line 'never_called 0'
 	grep -qx 'SF:/src/guests/cov.c' "$D/late.info" || fail "$(grep SF: "$D/late.info")"
 	! grep -q "^SF:$TOP/tests/" "$D/late.info" || fail "a source not under the new prefix"
+}
+
+@test "--coverage of a bare-metal aarch64 program (system mode): the branch it never takes is all it misses" {
+	local qsa=$BUILD/qemu-10.2.2/bin/qemu-system-aarch64 unrun
+	[ -x "$qsa" ] || fail "system emulators not built (make qemu)"
+	# 3 rounds: "if (r % 1000 == 999)" never holds (bare.c lines 110-112).
+	run "$QEMU_JITBPF" --coverage="$D/bare.info" -- "$qsa" -M virt -cpu max -m 128 -nodefaults \
+		-display none -semihosting-config enable=on,target=native \
+		-kernel "$BUILD/guests/bare/aarch64/bare" -append 3
+	assert_success
+	assert_output --partial 'bare: done 3 rounds'
+	unrun=$(awk -F'[:,]' '/^SF:/ { f = $2 } f ~ /\/bare\.c$/ && /^DA:/ && $3 == 0 { print $2 }' \
+		"$D/bare.info" | tr '\n' ' ')
+	[ "$unrun" = "110 111 112 " ] || fail "unrun lines of bare.c: $unrun"
+	grep -qx 'FNDA:1,one_round' "$D/bare.info"
+	grep -q '^SF:.*/start-aarch64\.S$' "$D/bare.info" || fail "no line of the assembly start"
 }
 
 @test "--coverage: bad input is a one-line error" {
