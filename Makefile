@@ -85,7 +85,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(BUILD)/guests/native/nonlocal-pg \
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
 	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs \
-	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) $(SYSTEM_GUESTS)
+	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) \
+	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp-o0) $(SYSTEM_GUESTS)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -293,6 +294,11 @@ $(BUILD)/guests/native/calls-pg: tests/guests/calls.c
 $(BUILD)/guests/%/nonlocal-dyn: tests/guests/nonlocal.c
 	@mkdir -p $(dir $@)
 	$(CC_$*) -g -O1 -fno-inline -Wl,-z,execstack -o $@ $<
+
+# names.cpp at -O0, for coverage against gcov's build of it.
+$(BUILD)/guests/%/names-cpp-o0: tests/guests/names.cpp
+	@mkdir -p $(dir $@)
+	$(CXX_$*) -static -g -O0 -o $@ $<
 
 # C++ exceptions, as a guest and for native uftrace record.
 $(BUILD)/guests/%/throw: tests/guests/throw.cpp

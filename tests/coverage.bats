@@ -18,44 +18,51 @@ teardown() {
 	binfmt_unregister 2>/dev/null || true
 }
 
-# gcov's verdict on cov.c run once per RUN (its arguments, one string
-# each: the counts add up): "LINE 0|1" of each line it instruments in
-# $D/gcov.lines, "FUNCTION 0|1" (called) in $D/gcov.fns.
+# gcov's verdict on tests/guests/$SRC (cov.c unless set) run once per RUN
+# (its arguments, one string each: the counts add up): "LINE 0|1" of each
+# line it instruments in $D/gcov.lines, "FUNCTION 0|1" (called, names
+# demangled) in $D/gcov.fns.
+SRC=cov.c
 gcov_oracle() { # RUN...
-	local args
+	local args cc=gcc
+	[[ $SRC != *.cpp ]] || cc=g++
 	mkdir "$D/native"
-	(cd "$D/native" && gcc -O0 -g --coverage -o cov "$TOP/tests/guests/cov.c" -lpthread) ||
+	(cd "$D/native" && $cc -O0 -g --coverage -o prog "$TOP/tests/guests/$SRC" -lpthread) ||
 		fail "gcov's build failed"
 	for args in "$@"; do
 		# shellcheck disable=SC2086 # the run's words
-		(cd "$D/native" && ./cov $args >/dev/null) || fail "cov $args failed"
+		(cd "$D/native" && ./prog $args >/dev/null) || fail "$SRC $args failed"
 	done
-	(cd "$D/native" && gcov -b cov.gcda >/dev/null) || fail "gcov failed"
+	(cd "$D/native" && gcov -b -m ./*.gcda >/dev/null) || fail "gcov failed"
 	# "    #####:   14:static int..." or "        2:   23:..."
-	sed -nE 's/^ *(#####|[0-9]+): *([0-9]+):.*/\2 \1/p' "$D/native/cov.c.gcov" |
+	sed -nE 's/^ *(#####|[0-9]+): *([0-9]+):.*/\2 \1/p' "$D/native/$SRC.gcov" |
 		awk '{ print $1, ($2 == "#####" ? 0 : 1) }' | sort -n >"$D/gcov.lines"
-	awk '$1 == "function" { print $2, ($4 > 0) }' "$D/native/cov.c.gcov" | sort >"$D/gcov.fns"
+	# "function shapes::spin(unsigned long) called 1 returned 100% ..."
+	sed -nE 's/^function (.*) called ([0-9]+) returned.*/\1|\2/p' "$D/native/$SRC.gcov" |
+		awk -F'|' '{ print $1, ($2 > 0) }' | sort >"$D/gcov.fns"
 	[ -s "$D/gcov.lines" ] && [ -s "$D/gcov.fns" ] || fail "gcov said nothing"
 }
 
-# The tracefile's verdicts on cov.c: "LINE 0|1" and "FUNCTION 0|1".
+# The tracefile's verdicts on $SRC: "LINE 0|1" and "FUNCTION 0|1".
 lcov_lines() { # INFO
-	awk -F'[:,]' '/^SF:/ { f = ($2 ~ /\/cov\.c$/) } f && /^DA:/ { print $2, ($3 > 0) }' "$1" | sort -n
+	awk -F'[:,]' -v src="/$SRC" '/^SF:/ { f = (substr($2, length($2) - length(src) + 1) == src) }
+		f && /^DA:/ { print $2, ($3 > 0) }' "$1" | sort -n
 }
 lcov_fns() { # INFO
-	awk -F'[:,]' '/^SF:/ { f = ($2 ~ /\/cov\.c$/) } f && /^FNDA:/ { print $3, ($2 > 0) }' "$1" | sort
+	awk -v src="/$SRC" '/^SF:/ { f = (substr($0, length($0) - length(src) + 1) == src) }
+		f && /^FNDA:/ { sub(/^FNDA:/, ""); n = index($0, ","); print substr($0, n + 1), (substr($0, 1, n - 1) > 0) }' "$1" | sort
 }
 
-# Does INFO give gcov's verdict ($D/gcov.*) on every line of cov.c gcov
+# Does INFO give gcov's verdict ($D/gcov.*) on every line of $SRC gcov
 # instruments and GUEST's line table has, and on every function?
 agrees_with_gcov() { # INFO GUEST LABEL
 	local ours nolines missing= bad= line ran got
 	ours=$(lcov_lines "$1")
-	[ -n "$ours" ] || fail "$3: no line of cov.c: $(head -c 600 "$1")"
+	[ -n "$ours" ] || fail "$3: no line of $SRC: $(head -c 600 "$1")"
 	# Lines gcov counts that no row of the line table has (case labels:
 	# the jump goes to the case's first statement) cannot be listed;
 	# every other line must be, with gcov's verdict.
-	nolines=$(objdump --dwarf=decodedline "$2" | awk '$1 == "cov.c" { print $2 }' | sort -u)
+	nolines=$(objdump --dwarf=decodedline "$2" | awk -v s="$SRC" '$1 == s { print $2 }' | sort -u)
 	while read -r line ran; do
 		got=$(awk -v l="$line" '$1 == l { print $2 }' <<<"$ours")
 		if [ -z "$got" ]; then
@@ -66,9 +73,9 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	done <"$D/gcov.lines"
 	[ -z "$missing$bad" ] || fail "$3: lines left out:$missing; verdicts differ:$bad"
 	# Lines that did not run are listed, with 0.
-	grep -qx '[0-9]* 0' <<<"$ours" || fail "$3: no line with 0"
+	! grep -q ' 0$' "$D/gcov.lines" || grep -qx '[0-9]* 0' <<<"$ours" || fail "$3: no line with 0"
 	diff <(lcov_fns "$1") "$D/gcov.fns" || fail "$3: functions differ from gcov's"
-	echo "# $3: $(grep -c . <<<"$ours") lines of cov.c, $(grep -c ' 1$' <<<"$ours") ran" >&3
+	echo "# $3: $(grep -c . <<<"$ours") lines of $SRC, $(grep -c ' 1$' <<<"$ours") ran" >&3
 }
 
 @test "--coverage: every line and function gcov instruments has gcov's verdict, on x86_64, aarch64, riscv64 and arm" {
@@ -88,6 +95,22 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	assert_success
 	assert_output ''
 	grep -q 'cov.c' "$D/html/index.html"
+}
+
+@test "--coverage of a C++ guest: gcov's verdict, its demangled names (a template's member in a namespace)" {
+	local arch g
+	SRC=names.cpp
+	gcov_oracle 1000
+	grep -q '^shapes::Accum<unsigned long>::add(unsigned long) 1$' "$D/gcov.fns" || fail "$(cat "$D/gcov.fns")"
+	for arch in x86_64 aarch64; do
+		g=$(guest "$arch" names-cpp-o0)
+		run "$QEMU_JITBPF" --coverage="$D/$arch.info" -- "$(qemu_bin 10.2.2 "$arch")" "$g" 1000
+		assert_success
+		agrees_with_gcov "$D/$arch.info" "$g" "$arch C++"
+	done
+	run genhtml -q -o "$D/html" "$D/aarch64.info"
+	assert_success
+	assert_output ''
 }
 
 @test "--coverage of a foreign busybox script: one tracefile for its processes, gcov's verdict on them together" {
