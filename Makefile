@@ -382,6 +382,7 @@ bench: tool guests qemu qemu-ref
 	@bench/soak.sh
 	@bench/system.sh
 	@bench/tree.sh
+	@bench/coverage.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -194,6 +194,26 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	grep -q '^SF:.*/start-aarch64\.S$' "$D/bare.info" || fail "no line of the assembly start"
 }
 
+@test "--coverage with --interval: a file each interval, all that ran since the start, so it only grows" {
+	local f prev=0 hit n
+	start_bg "$(qemu_bin 10.2.2 x86_64)" "$(guest x86_64 cov)" -u "$D/stop"
+	(sleep 3.5 && touch "$D/stop") &
+	run "$QEMU_JITBPF" -p "$BG_PID" --coverage="$D/c.info" --interval=1 --keep-profiles=3
+	assert_success
+	wait_bg 20
+	n=$(find "$D" -maxdepth 1 -name 'c.*Z.info' | wc -l)
+	# 3 or 4 intervals ended, at most 3 files kept.
+	[ "$n" -eq 3 ] || fail "$n interval files: $(ls "$D")"
+	[ ! -e "$D/c.info" ] || fail "an unstamped file with --interval"
+	for f in "$D"/c.*Z.info; do
+		hit=$(awk -F: '$1 == "LH" { n += $2 } END { print n + 0 }' "$f")
+		[ "$hit" -ge "$prev" ] || fail "$f: $hit lines ran, fewer than the interval before ($prev)"
+		prev=$hit
+	done
+	[ "$prev" -gt 0 ]
+	grep -qx 'FNDA:1,looped' "$f"
+}
+
 @test "--coverage: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --coverage=c.txt -- true
 	assert_failure

@@ -132,7 +132,8 @@ static const struct argp_option opts[] = {
 	 "Samples per second and CPU (default 99); -F with a name is --filter, as in uftrace", 0},
 	{"interval", OPT_INTERVAL, "SECONDS", 0,
 	 "Continuous profiling: every SECONDS, write the profile so far to files named "
-	 "after each --profile FILE with the interval's start time in them, and start again",
+	 "after each --profile FILE with the interval's start time in them, and start again; "
+	 "each --coverage FILE too, with all that ran since the start",
 	 0},
 	{"keep-profiles", OPT_KEEP_PROFILES, "COUNT|AGE", 0,
 	 "With --interval, keep at most COUNT files or AGE (30m, 12h, 7d; both: 7d,1000) of "
@@ -397,8 +398,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			 (env.top || env.perfmap_insn || env.nguest_elves || env.nguest_syms))
 			argp_error(state, "--top, --perfmap-insn, --guest-elf and --guest-symbols "
 					  "follow one QEMU: use -p with them, not -a");
-		else if (env.prof.interval && !env.profile_out && !env.push.url)
-			argp_error(state, "--interval goes with --profile or --push");
+		else if (env.prof.interval && !env.profile_out && !env.push.url && !env.cov.nfiles)
+			argp_error(state, "--interval goes with --profile, --coverage or --push");
 		else if (env.push.url && !env.prof.interval)
 			argp_error(state,
 				   "--push sends each --interval's profile: give --interval");
@@ -432,6 +433,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			keep_parse("10m,1000", &env.keep_exited);
 		if (!keep_profiles_set && env.prof.interval)
 			keep_parse("7d,1000", &env.prof.keep);
+		env.cov.interval = env.prof.interval;
+		env.cov.keep = env.prof.keep;
 		/* Creating the ring costs ~0.3 ms per MiB at start-up.  -a
 		 * gets more: a host starts QEMUs together, and each one's
 		 * first TBs come at once (bench/soak.sh MODE=churn lost

@@ -172,24 +172,54 @@ static int write_one(const struct sources *src, const char *path)
 	return err;
 }
 
-int coverage_write(const struct coverage *c, const struct coverage_opts *o)
+/* Every file of O, or its interval file from START; -errno (said) if one
+ * could not be written. */
+static int write_files(const struct coverage *c, const struct coverage_opts *o, time_t start)
 {
 	struct sources src;
 	int err = 0;
 
 	sources_read(&src, c, o->px, o->npx);
 	for (int i = 0; i < o->nfiles; i++) {
-		int e = write_one(&src, o->files[i]);
+		char *path = o->interval ? keep_interval_name(o->files[i], start)
+					 : xstrdup(o->files[i]);
+		int e = write_one(&src, path);
 
-		if (e) {
-			err = err ? err : e;
-			continue;
+		if (!e) {
+			fprintf(stderr,
+				"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64
+				" of %" PRIu64 " functions in %zu source files\n",
+				path, src.lines_hit, src.lines, src.fns_hit, src.fns, src.nfiles);
+			if (o->interval && o->keep.on)
+				keep_prune_intervals(o->files[i], &o->keep, time(NULL),
+						     "--keep-profiles");
 		}
-		fprintf(stderr,
-			"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64
-			" of %" PRIu64 " functions in %zu source files\n",
-			o->files[i], src.lines_hit, src.lines, src.fns_hit, src.fns, src.nfiles);
+		err = err ? err : e;
+		free(path);
 	}
 	sources_free(&src);
 	return err;
+}
+
+void coverage_start(struct coverage *c, const struct coverage_opts *o, uint64_t now)
+{
+	c->split_ns = now + o->interval * 1000000000ull;
+	c->interval_start = time(NULL);
+}
+
+int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t now)
+{
+	int err;
+
+	if (!o->interval || now < c->split_ns)
+		return 0;
+	err = write_files(c, o, c->interval_start);
+	c->interval_start += o->interval;
+	c->split_ns += o->interval * 1000000000ull;
+	return err;
+}
+
+int coverage_finish(struct coverage *c, const struct coverage_opts *o)
+{
+	return write_files(c, o, c->interval_start);
 }

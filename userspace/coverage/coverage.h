@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
+
+#include "util/keep.h"
 
 struct elf_file;
 struct guest;
@@ -22,12 +25,14 @@ struct cov_prefix {
 	const char *old, *new;
 };
 
-/* What to write (--coverage, --coverage-prefix). */
+/* What to write (--coverage, --coverage-prefix, and --interval's). */
 struct coverage_opts {
 	const char **files;
 	int nfiles;
 	struct cov_prefix *px;
 	int npx;
+	unsigned int interval; /* seconds; 0: once, at the end */
+	struct keep keep;      /* of the interval files (--keep-profiles) */
 };
 
 enum cov_format {
@@ -49,6 +54,8 @@ struct coverage {
 	struct cov_file *files;
 	size_t nfiles, cap;
 	struct cov_file *last; /* the file of the last instruction */
+	uint64_t split_ns;     /* --interval: when the interval under way ends */
+	time_t interval_start; /* and when it began (wall clock) */
 };
 
 /* The instruction at link address LINK of ELF ran. */
@@ -59,8 +66,14 @@ void coverage_images(struct coverage *c, const struct guest *g);
 uint64_t *coverage_sorted(const struct cov_file *f, size_t *n);
 /* Did any of the sorted addresses A[0..N) run in [LO, HI)? */
 int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);
-/* Write every file of O; -errno (said) if one could not be. */
-int coverage_write(const struct coverage *c, const struct coverage_opts *o);
+/* Start counting intervals (--interval), at NOW (CLOCK_MONOTONIC). */
+void coverage_start(struct coverage *c, const struct coverage_opts *o, uint64_t now);
+/* --interval: at an interval's end, its files (FILE with the interval's
+ * start in their names), all that ran since the start; -errno if one
+ * could not be written. */
+int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t now);
+/* The end: every file of O (with --interval, the last interval's). */
+int coverage_finish(struct coverage *c, const struct coverage_opts *o);
 void coverage_free(struct coverage *c);
 
 #endif

@@ -341,6 +341,8 @@ static int loop(struct engine *e)
 		err = e->tree ? check_root(e) : 0;
 		if (err)
 			break;
+		if (e->cov && coverage_tick(e->cov, &o->cov, e->heard_ns))
+			e->err = e->err ? e->err : -EIO;
 		if (e->profiling && profiler_interval(&e->prof, e->heard_ns, &e->bytes)) {
 			pr_warn("could not write an interval's profile");
 			e->err = e->err ? e->err : -EIO;
@@ -493,7 +495,7 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 		e->err = e->err ? e->err : err;
 	}
 	if (e->cov && !e->nameless) {
-		int err = coverage_write(e->cov, &e->o->cov);
+		int err = coverage_finish(e->cov, &e->o->cov);
 
 		e->err = e->err ? e->err : err;
 	}
@@ -585,8 +587,10 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 
 	libbpf_set_print(libbpf_print_fn);
 	retention_init(&e.ret, &o->keep_exited);
-	if (o->cov.nfiles)
+	if (o->cov.nfiles) {
 		e.cov = xcalloc(1, sizeof(*e.cov));
+		coverage_start(e.cov, &o->cov, t0);
+	}
 	if (o->push.url && !(e.pusher = push_open(&o->push))) {
 		err = -EINVAL;
 		goto out;

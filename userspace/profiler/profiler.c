@@ -66,102 +66,14 @@ void profiler_resolve(struct samples *ss, struct jitmap *jm, uint64_t now)
 	samples_resolve(ss, jm, now, RESOLVE_AGE_NS);
 }
 
-/* FILE with STAMP before its suffix: p.pb.gz -> p.STAMP.pb.gz. */
-static char *stamped(const char *file, const char *stamp)
-{
-	const char *base = path_base(file), *dot;
-	size_t len = strlen(file);
-
-	if (len > 6 && !strcmp(file + len - 6, ".pb.gz"))
-		dot = file + len - 6;
-	else if ((dot = strrchr(base, '.')) == base)
-		dot = NULL;
-	if (!dot)
-		return xasprintf("%s.%s", file, stamp);
-	return xasprintf("%.*s.%s%s", (int)(dot - file), file, stamp, dot);
-}
-
-#define STAMP_FMT "%Y%m%dT%H%M%SZ"
-#define STAMP_LEN 16
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* NAME is PREFIX, a stamp, then SUFFIX: its time, else -1. */
-static time_t stamp_of(const char *name, const char *prefix, const char *suffix)
-{
-	size_t n = strlen(name), np = strlen(prefix), ns = strlen(suffix);
-	struct tm tm = {0};
-	char stamp[STAMP_LEN + 1];
-	const char *end;
-
-	if (n != np + STAMP_LEN + ns || strncmp(name, prefix, np) || strcmp(name + n - ns, suffix))
-		return -1;
-	memcpy(stamp, name + np, STAMP_LEN);
-	stamp[STAMP_LEN] = 0;
-	end = strptime(stamp, STAMP_FMT, &tm);
-	return end && !*end ? timegm(&tm) : -1;
-}
-
-/*
- * --keep-profiles: FILE's interval files (its stamped names in its
- * directory, whichever run of the tool wrote them) beyond the count or
- * older than the age, oldest first, are removed.
- */
-static void prune(struct profiler *pr, const char *file, time_t now)
-{
-	const struct keep *k = &pr->opts.keep;
-	char *pattern = stamped(file, "\x01"), *mark = strchr(pattern, 1);
-	const char *prefix = path_base(pattern), *suffix = mark + 1;
-	char *dirpath = prefix > pattern ? strndup(pattern, prefix - pattern) : xstrdup("./");
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	*mark = 0;
-	d = dirpath ? opendir(dirpath) : NULL;
-	fd = d ? dirfd(d) : -1;
-	while (d && (de = readdir(d)))
-		if (stamp_of(de->d_name, prefix, suffix) >= 0) {
-			grow(&names, &cap, n + 1, sizeof(*names));
-			names[n++] = xstrdup(de->d_name);
-		}
-	sort_array(names, n, sizeof(*names), cmp_names);
-	for (size_t i = 0; i < n; i++) {
-		time_t t = stamp_of(names[i], prefix, suffix);
-		/* (Never the newest: the file just written.) */
-		bool over = k->count && n - i > k->count && i + 1 < n;
-		bool old = k->age_ns && t + (time_t)(k->age_ns / 1000000000ull) < now && i + 1 < n;
-
-		if ((over || old) && !unlinkat(fd, names[i], 0)) {
-			pr_dbg("removed %s%s (--keep-profiles)", dirpath, names[i]);
-			pr->pruned++;
-		}
-		free(names[i]);
-	}
-	free(names);
-	if (d)
-		closedir(d);
-	free(dirpath);
-	free(pattern);
-}
-
 /* Write PROF, the profile of the interval from START (wall clock). */
 static int write_interval(struct profiler *pr, const struct profile *prof, time_t start,
 			  uint64_t *bytes)
 {
-	char stamp[32];
-	struct tm tm;
 	int err = 0;
 
-	gmtime_r(&start, &tm);
-	strftime(stamp, sizeof(stamp), STAMP_FMT, &tm);
 	for (int i = 0; i < pr->opts.nfiles; i++) {
-		char *path = stamped(pr->opts.files[i], stamp);
+		char *path = keep_interval_name(pr->opts.files[i], start);
 		int e = profile_write(prof, path, (uid_t)-1, (gid_t)-1, bytes);
 
 		if (!e)
@@ -170,7 +82,8 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 		err = err ? err : e;
 		free(path);
 		if (pr->opts.keep.on)
-			prune(pr, pr->opts.files[i], time(NULL));
+			pr->pruned += keep_prune_intervals(pr->opts.files[i], &pr->opts.keep, time(NULL),
+							   "--keep-profiles");
 	}
 	if (pr->on_interval) {
 		/* The last one ends now (a second at least). */

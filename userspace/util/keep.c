@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "util/keep.h"
+#include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One item of a spec: an age (with a unit) or a count. */
 static bool keep_item(const char *s, size_t len, struct keep *k, bool *had_age, bool *had_count)
@@ -95,4 +98,94 @@ const char *keep_str(const struct keep *k, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%zu", k->count);
 	return buf;
+}
+
+/* FILE with STAMP before its suffix: p.pb.gz -> p.STAMP.pb.gz. */
+static char *stamped(const char *file, const char *stamp)
+{
+	const char *base = path_base(file), *dot;
+	size_t len = strlen(file);
+
+	if (len > 6 && !strcmp(file + len - 6, ".pb.gz"))
+		dot = file + len - 6;
+	else if ((dot = strrchr(base, '.')) == base)
+		dot = NULL;
+	if (!dot)
+		return xasprintf("%s.%s", file, stamp);
+	return xasprintf("%.*s.%s%s", (int)(dot - file), file, stamp, dot);
+}
+
+#define STAMP_FMT "%Y%m%dT%H%M%SZ"
+#define STAMP_LEN 16
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* NAME is PREFIX, a stamp, then SUFFIX: its time, else -1. */
+static time_t stamp_of(const char *name, const char *prefix, const char *suffix)
+{
+	size_t n = strlen(name), np = strlen(prefix), ns = strlen(suffix);
+	struct tm tm = {0};
+	char stamp[STAMP_LEN + 1];
+	const char *end;
+
+	if (n != np + STAMP_LEN + ns || strncmp(name, prefix, np) || strcmp(name + n - ns, suffix))
+		return -1;
+	memcpy(stamp, name + np, STAMP_LEN);
+	stamp[STAMP_LEN] = 0;
+	end = strptime(stamp, STAMP_FMT, &tm);
+	return end && !*end ? timegm(&tm) : -1;
+}
+
+size_t keep_prune_intervals(const char *file, const struct keep *k, time_t now, const char *why)
+{
+	size_t removed = 0;
+	char *pattern = stamped(file, "\x01"), *mark = strchr(pattern, 1);
+	const char *prefix = path_base(pattern), *suffix = mark + 1;
+	char *dirpath = prefix > pattern ? strndup(pattern, prefix - pattern) : xstrdup("./");
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	*mark = 0;
+	d = dirpath ? opendir(dirpath) : NULL;
+	fd = d ? dirfd(d) : -1;
+	while (d && (de = readdir(d)))
+		if (stamp_of(de->d_name, prefix, suffix) >= 0) {
+			grow(&names, &cap, n + 1, sizeof(*names));
+			names[n++] = xstrdup(de->d_name);
+		}
+	sort_array(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		time_t t = stamp_of(names[i], prefix, suffix);
+		/* (Never the newest: the file just written.) */
+		bool over = k->count && n - i > k->count && i + 1 < n;
+		bool old = k->age_ns && t + (time_t)(k->age_ns / 1000000000ull) < now && i + 1 < n;
+
+		if ((over || old) && !unlinkat(fd, names[i], 0)) {
+			pr_dbg("removed %s%s (%s)", dirpath, names[i], why);
+			removed++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (d)
+		closedir(d);
+	free(dirpath);
+	free(pattern);
+	return removed;
+}
+
+char *keep_interval_name(const char *file, time_t start)
+{
+	char stamp[32];
+	struct tm tm;
+
+	gmtime_r(&start, &tm);
+	strftime(stamp, sizeof(stamp), STAMP_FMT, &tm);
+	return stamped(file, stamp);
 }

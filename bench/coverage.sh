@@ -1,0 +1,71 @@
+#!/bin/bash
+# What --coverage costs a launched run, QEMU 10.2.2 x86_64, against plain
+# QEMU and against --perfmap (the same TB reports, another file):
+#
+#   W1   python3 imports (translation-heavy: the code that runs once)
+#   fib  a static fib(30) guest (execution-bound: a few hot blocks)
+#
+# Every command is timed whole, as a user sees it, interleaved (each mode
+# in turn, rotated each round), each run after the previous tool has
+# detached.  Figures are medians of ROUNDS, and the median of the ratio
+# within each round (the machine's speed drifts over minutes).
+#
+#   ROUNDS=10 bench/coverage.sh
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
+ROUNDS=${ROUNDS:-10}
+PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+TOOL=$TOP/build/bin/qemu-jitbpf
+FIB=$TOP/build/guests/x86_64/fib
+
+need "make qemu tool guests" "$PAT" "$TOOL" "$FIB"
+need_rounds
+need_root
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# WORKLOAD MODE -> wall seconds on stdout
+run_mode() {
+	local t0 t1 cmd
+	if [ "$1" = w1 ]; then cmd=("$PAT" /usr/bin/python3 -c "$W1"); else cmd=("$PAT" "$FIB" 30); fi
+	settle
+	t0=$EPOCHREALTIME
+	case $2 in
+	plain) "${cmd[@]}" >/dev/null ;;
+	perfmap) "$TOOL" --perfmap -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	coverage) "$TOOL" --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	esac
+	t1=$EPOCHREALTIME
+	if [ "$2" != plain ]; then
+		grep -q ' 0 events lost' "$work/err" || echo "lost: $(grep 'events lost' "$work/err")" >>"$work/lost"
+		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$work/err")"
+	fi
+	echo "$t1 - $t0" | bc -l
+}
+
+modes=(plain perfmap coverage)
+for w in w1 fib; do
+	declare -A wall=()
+	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches
+	for ((i = 0; i < ROUNDS; i++)); do
+		for ((k = 0; k < ${#modes[@]}; k++)); do
+			m=${modes[$(((i + k) % ${#modes[@]}))]}
+			wall[$m]+=" $(run_mode "$w" "$m")"
+		done
+	done
+	echo "$w: median of $ROUNDS interleaved runs"
+	plain=$(median_of "${wall[plain]}")
+	for m in "${modes[@]}"; do
+		v=$(median_of "${wall[$m]}")
+		paired=$(paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) \
+			<(tr ' ' '\n' <<<"${wall[plain]}" | grep .) | awk '{ print $1 / $2 }' | median)
+		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f)\n' "$m" "$v" \
+			"$(echo "$v / $plain" | bc -l)" "$paired"
+	done
+	grep -h . "$work/c.info" | grep -c '^SF:' | sed 's/^/  source files in the last tracefile: /'
+done
+[ ! -s "$work/lost" ] || { echo "events were lost:"; cat "$work/lost"; }
