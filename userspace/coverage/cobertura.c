@@ -102,14 +102,16 @@ static void put_class(FILE *f, const struct src_file *sf, const char *rel)
 		fputs("\t\t\t\t\t\t<method name=\"", f);
 		put_text(f, sf->fns[k].name);
 		fprintf(f,
-			"\" signature=\"\" line-rate=\"%s\" branch-rate=\"0.0\" complexity=\"0.0\">\n"
+			"\" signature=\"\" line-rate=\"%s\" branch-rate=\"0.0\" "
+			"complexity=\"0.0\">\n"
 			"\t\t\t\t\t\t\t<lines><line number=\"%d\" hits=\"%" PRIu64
 			"\" branch=\"false\"/></lines>\n\t\t\t\t\t\t</method>\n",
 			sf->fns[k].hits ? "1.0" : "0.0", sf->fns[k].line, sf->fns[k].hits);
 	}
 	fputs("\t\t\t\t\t</methods>\n\t\t\t\t\t<lines>\n", f);
 	for (size_t k = 0; k < sf->nlines; k++)
-		fprintf(f, "\t\t\t\t\t\t<line number=\"%d\" hits=\"%" PRIu64 "\" branch=\"false\"/>\n",
+		fprintf(f,
+			"\t\t\t\t\t\t<line number=\"%d\" hits=\"%" PRIu64 "\" branch=\"false\"/>\n",
 			sf->lines[k].line, sf->lines[k].hits);
 	fputs("\t\t\t\t\t</lines>\n\t\t\t\t</class>\n", f);
 }
@@ -126,7 +128,8 @@ int cobertura_write(FILE *f, const struct sources *s)
 	qsort(order, s->nfiles, sizeof(*order), by_dir);
 	fprintf(f,
 		"<?xml version=\"1.0\" ?>\n"
-		"<!DOCTYPE coverage SYSTEM 'http://cobertura.sourceforge.net/xml/coverage-04.dtd'>\n"
+		"<!DOCTYPE coverage SYSTEM "
+		"'http://cobertura.sourceforge.net/xml/coverage-04.dtd'>\n"
 		"<coverage line-rate=\"%.4f\" branch-rate=\"0.0\" lines-covered=\"%" PRIu64
 		"\" lines-valid=\"%" PRIu64 "\" branches-covered=\"0\" branches-valid=\"0\" "
 		"complexity=\"0.0\" timestamp=\"%lld\" version=\"qemu-jitbpf\">\n"

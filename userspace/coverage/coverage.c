@@ -181,14 +181,15 @@ static int write_files(const struct coverage *c, const struct coverage_opts *o, 
 
 	sources_read(&src, c, o->px, o->npx);
 	for (int i = 0; i < o->nfiles; i++) {
-		char *path = o->interval ? keep_interval_name(o->files[i], start)
-					 : xstrdup(o->files[i]);
+		char *path =
+			o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
 		int e = write_one(&src, path);
 
 		if (!e) {
 			fprintf(stderr,
-				"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64 " lines, %" PRIu64
-				" of %" PRIu64 " functions in %zu source files\n",
+				"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64
+				" lines, %" PRIu64 " of %" PRIu64
+				" functions in %zu source files\n",
 				path, src.lines_hit, src.lines, src.fns_hit, src.fns, src.nfiles);
 			if (o->interval && o->keep.on)
 				keep_prune_intervals(o->files[i], &o->keep, time(NULL),

@@ -35,8 +35,8 @@ static const char *path_of(struct items *it, const char *file)
 static void add(struct items *it, const char *file, const char *name, int line, uint64_t hits)
 {
 	grow(&it->v, &it->cap, it->n + 1, sizeof(*it->v));
-	it->v[it->n++] = (struct src_item){path_of(it, file), name ? strtab_add(it->names, name) : NULL,
-					   line, hits};
+	it->v[it->n++] = (struct src_item){path_of(it, file),
+					   name ? strtab_add(it->names, name) : NULL, line, hits};
 }
 
 static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)

@@ -25,7 +25,7 @@ struct session {
 	struct target *target;
 	struct jitmap jm;
 	struct handshake hs;
-	struct samples *smp; /* the profiler's, or NULL */
+	struct samples *smp;  /* the profiler's, or NULL */
 	struct coverage *cov; /* the run's, or NULL */
 	bool want_jitdump;
 	struct jitdump *jd;

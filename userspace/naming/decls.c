@@ -33,11 +33,11 @@ static void walk(struct decls *d, Dwarf_Die *die, int depth)
 			grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v));
 			/* DWARF 5 names a file under a directory relative to the
 			 * unit's. */
-			d->v[d->n++] = (struct decl){
-				lo,
-				file[0] != '/' && d->comp_dir ? xasprintf("%s/%s", d->comp_dir, file)
-							      : xstrdup(file),
-				line};
+			d->v[d->n++] = (struct decl){lo,
+						     file[0] != '/' && d->comp_dir
+							     ? xasprintf("%s/%s", d->comp_dir, file)
+							     : xstrdup(file),
+						     line};
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:

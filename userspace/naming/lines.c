@@ -64,7 +64,7 @@ struct line_table {
 	struct lt_special *specials;
 	size_t nspecials, specials_cap;
 	struct dwarf_sec line_str, str; /* read when a name needs them */
-	bool big;		     /* big-endian */
+	bool big;			/* big-endian */
 	/* The last answer, for [hit_lo, hit_hi): often a TB's next insn's. */
 	uint64_t hit_lo, hit_hi;
 	const char *hit_file;
@@ -380,8 +380,8 @@ static const char *str_form(struct line_table *t, const struct lt_unit *u, uint6
 		d = form == DW_FORM_line_strp ? &t->line_str : &t->str;
 		if (!d->tried)
 			dwarf_section(t->elf,
-				form == DW_FORM_line_strp ? ".debug_line_str" : ".debug_str", NULL,
-				d);
+				      form == DW_FORM_line_strp ? ".debug_line_str" : ".debug_str",
+				      NULL, d);
 		if (!d->p || off >= d->n || !memchr(d->p + off, 0, d->n - off))
 			return NULL;
 		return (const char *)d->p + off;

@@ -642,14 +642,16 @@ static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
 				const char *file;
 				int line;
 
-				if (!l || dwarf_lineaddr(l, &lo) || dwarf_lineendsequence(l, &end) ||
-				    end || dwarf_linebeginstatement(l, &stmt) || !stmt ||
+				if (!l || dwarf_lineaddr(l, &lo) ||
+				    dwarf_lineendsequence(l, &end) || end ||
+				    dwarf_linebeginstatement(l, &stmt) || !stmt ||
 				    dwarf_lineno(l, &line) || line <= 0 ||
 				    !(file = dwarf_linesrc(l, NULL, NULL)))
 					continue;
 				/* To the next row at a higher address, as line_table_each(). */
 				for (size_t j = i + 1; j < n && hi <= lo; j++)
-					if (!(r = dwarf_onesrcline(ls, j)) || dwarf_lineaddr(r, &hi))
+					if (!(r = dwarf_onesrcline(ls, j)) ||
+					    dwarf_lineaddr(r, &hi))
 						break;
 				if (hi <= lo)
 					continue;

@@ -82,8 +82,8 @@ static int write_interval(struct profiler *pr, const struct profile *prof, time_
 		err = err ? err : e;
 		free(path);
 		if (pr->opts.keep.on)
-			pr->pruned += keep_prune_intervals(pr->opts.files[i], &pr->opts.keep, time(NULL),
-							   "--keep-profiles");
+			pr->pruned += keep_prune_intervals(pr->opts.files[i], &pr->opts.keep,
+							   time(NULL), "--keep-profiles");
 	}
 	if (pr->on_interval) {
 		/* The last one ends now (a second at least). */
