@@ -34,9 +34,18 @@ static const char *path_of(struct items *it, const char *file)
 
 static void add(struct items *it, const char *file, const char *name, int line, uint64_t hits)
 {
+	struct src_item *last = it->n ? &it->v[it->n - 1] : NULL;
+
+	file = path_of(it, file);
+	name = name ? strtab_add(it->names, name) : NULL;
+	/* The rows of a line often come one after another: one item. */
+	if (last && last->file == file && last->name == name && last->line == line) {
+		if (hits > last->hits)
+			last->hits = hits;
+		return;
+	}
 	grow(&it->v, &it->cap, it->n + 1, sizeof(*it->v));
-	it->v[it->n++] = (struct src_item){path_of(it, file),
-					   name ? strtab_add(it->names, name) : NULL, line, hits};
+	it->v[it->n++] = (struct src_item){file, name, line, hits};
 }
 
 static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)
@@ -86,14 +95,15 @@ static void functions(struct items *it, struct elf_file *e)
 static int item_cmp(const void *a, const void *b)
 {
 	const struct src_item *x = a, *y = b;
-	int c = strcmp(x->file, y->file);
+	int c;
 
-	if (c)
+	/* (Names are kept once: one pointer, one string.) */
+	if (x->file != y->file && (c = strcmp(x->file, y->file)))
 		return c;
 	/* Functions first, by name; then lines. */
 	if (!x->name != !y->name)
 		return x->name ? -1 : 1;
-	if (x->name && (c = strcmp(x->name, y->name)))
+	if (x->name && x->name != y->name && (c = strcmp(x->name, y->name)))
 		return c;
 	return (x->line > y->line) - (x->line < y->line);
 }
