@@ -8,32 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-/* S with XML's five characters escaped. */
-static void put_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 static double rate(uint64_t hit, uint64_t all)
 {
 	return all ? (double)hit / all : 1.0;
@@ -92,15 +66,15 @@ static int by_dir(const void *a, const void *b)
 static void put_class(FILE *f, const struct src_file *sf, const char *rel)
 {
 	fputs("\t\t\t\t<class name=\"", f);
-	put_text(f, rel);
+	put_xml(f, rel);
 	fputs("\" filename=\"", f);
-	put_text(f, rel);
+	put_xml(f, rel);
 	fprintf(f, "\" line-rate=\"%.4f\" branch-rate=\"0.0\" complexity=\"0.0\">\n",
 		rate(sf->lines_hit, sf->nlines));
 	fputs("\t\t\t\t\t<methods>\n", f);
 	for (size_t k = 0; k < sf->nfns; k++) {
 		fputs("\t\t\t\t\t\t<method name=\"", f);
-		put_text(f, sf->fns[k].name);
+		put_xml(f, sf->fns[k].name);
 		fprintf(f,
 			"\" signature=\"\" line-rate=\"%s\" branch-rate=\"0.0\" "
 			"complexity=\"0.0\">\n"
@@ -140,7 +114,7 @@ int cobertura_write(FILE *f, const struct sources *s)
 		char *dir = xstrdup(s->files[0].path);
 
 		dir[root - 1] = 0;
-		put_text(f, dir);
+		put_xml(f, dir);
 		free(dir);
 	} else {
 		fputs(root ? "/" : ".", f);
@@ -165,7 +139,7 @@ int cobertura_write(FILE *f, const struct sources *s)
 			if (rel[k] == '/')
 				fputc('.', f);
 			else
-				put_text(f, (char[]){rel[k], 0});
+				put_xml(f, (char[]){rel[k], 0});
 		fprintf(f,
 			"\" line-rate=\"%.4f\" branch-rate=\"0.0\" complexity=\"0.0\">\n"
 			"\t\t\t<classes>\n",

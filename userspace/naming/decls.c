@@ -5,6 +5,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 struct decls {
@@ -76,24 +77,16 @@ struct decl *decls_read(Dwfl_Module *mod, size_t *n)
 		}
 		off = next;
 	}
-	qsort(d.v, d.n, sizeof(*d.v), decl_cmp);
+	sort_by_key(d.v, d.n, sizeof(*d.v), offsetof(struct decl, addr), decl_cmp);
 	*n = d.n;
 	return d.v;
 }
 
 const struct decl *decls_find(const struct decl *d, size_t n, uint64_t addr)
 {
-	size_t l = 0, h = n;
+	size_t i = count_le(d, n, sizeof(*d), offsetof(struct decl, addr), addr);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-
-		if (d[m].addr < addr)
-			l = m + 1;
-		else
-			h = m;
-	}
-	return l < n && d[l].addr == addr ? &d[l] : NULL;
+	return i && d[i - 1].addr == addr ? &d[i - 1] : NULL;
 }
 
 void decls_free(struct decl *d, size_t n)

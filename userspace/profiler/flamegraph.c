@@ -70,32 +70,6 @@ static void free_tree(struct node *n)
 	}
 }
 
-/* Text for an SVG element: XML's five escapes. */
-static void put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* A colour per kind, varied by name so that neighbours differ. */
 static void colour(const char *name, int kind, char *buf, size_t size)
 {
@@ -143,7 +117,7 @@ static void draw(struct layout *l, const struct node *n, uint64_t x, int d)
 	fprintf(l->f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-k=\"%s\">",
 		x, n->count, kind_name[n->kind]);
 	fputs("<title>", l->f);
-	put_escaped(l->f, n->name);
+	put_xml(l->f, n->name);
 	fprintf(l->f, " (%s, %" PRIu64 " samples, %.2f%%)</title>", kind_name[n->kind], n->count,
 		100.0 * n->count / l->total);
 	fprintf(l->f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", px,
@@ -151,12 +125,12 @@ static void draw(struct layout *l, const struct node *n, uint64_t x, int d)
 	fprintf(l->f, "<text x=\"%.2f\" y=\"%d\">", px + 3, py + FRAME_H - 4);
 	fit = pw > 3 * CHAR_W ? (size_t)((pw - 6) / CHAR_W) : 0;
 	if (fit >= len) {
-		put_escaped(l->f, n->name);
+		put_xml(l->f, n->name);
 	} else if (fit > 2) {
 		char *t = xstrdup(n->name);
 
 		strcpy(t + fit - 2, "..");
-		put_escaped(l->f, t);
+		put_xml(l->f, t);
 		free(t);
 	}
 	fputs("</text></g>\n", l->f);
@@ -274,7 +248,7 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,240)\"/>\n",
 		WIDTH, l.height);
 	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
-	put_escaped(f, title);
+	put_xml(f, title);
 	fprintf(f, " (%" PRIu64 " samples at %u Hz; guest, QEMU [q], kernel [k])</text>\n",
 		root.count, p->freq);
 	fprintf(f,

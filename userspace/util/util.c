@@ -406,3 +406,28 @@ int cache_create(struct safe_file *sf, const char *path)
 		return -errno;
 	return safe_file_create(sf, path, 0600, (uid_t)-1, (gid_t)-1);
 }
+
+void put_xml(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&apos;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}

@@ -102,6 +102,10 @@ void safe_file_abort(struct safe_file *sf);
  */
 size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key);
 
+/* S as XML text or an attribute's value: its five special characters
+ * escaped (the SVG flame graph, Cobertura). */
+void put_xml(FILE *f, const char *s);
+
 /* One line of /proc/PID/maps. */
 struct map_entry {
 	uint64_t start, end, offset;
