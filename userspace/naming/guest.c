@@ -219,8 +219,13 @@ void guest_add_image(struct guest *g, const char *path, uint64_t bias, uint64_t 
 {
 	struct elf_file *e = NULL;
 
-	if (path[0] == '/')
-		e = elf_file_open(image_fd(g, path, start), path, &g->view);
+	if (path[0] == '/') {
+		int fd = image_fd(g, path, start);
+
+		if (fd < 0)
+			pr_dbg("cannot open %s: %s", path, strerror(-fd));
+		e = elf_file_open(fd, path, &g->view);
+	}
 	add(g, path, e, bias, start, end, user);
 }
 

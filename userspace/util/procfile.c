@@ -123,11 +123,19 @@ void proc_view_copy(struct proc_view *dst, const struct proc_view *src, pid_t pi
 /* The O_PATH descriptor of PATH (a directory if DIR) as V sees it. */
 static int view_path(const struct proc_view *v, const char *path, bool dir)
 {
-	int flags = O_PATH | (dir ? O_DIRECTORY : 0);
+	int flags = O_PATH | (dir ? O_DIRECTORY : 0), fd;
 
 	if (v->root_fd < 0)
-		return openat2_path(AT_FDCWD, path, flags, 0);
-	return openat2_path(v->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+		fd = openat2_path(AT_FDCWD, path, flags, 0);
+	else
+		fd = openat2_path(v->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	/* No openat2 (a kernel before 5.6, valgrind): a view of our own root
+	 * needs no confinement; another's stays closed. */
+	if (fd == -ENOSYS && !v->foreign) {
+		fd = openat(v->root_fd < 0 ? AT_FDCWD : v->root_fd, path, flags | O_CLOEXEC);
+		fd = fd < 0 ? -errno : fd;
+	}
+	return fd;
 }
 
 int view_open(const struct proc_view *v, const char *path, int flags)
