@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum cov_format coverage_format(const char *file)
 {
@@ -104,24 +103,16 @@ uint64_t *coverage_sorted(const struct cov_file *f, size_t *n)
 	for (size_t i = 0; i < f->cap; i++)
 		if (f->slots[i])
 			a[k++] = f->slots[i] - 1;
-	qsort(a, k, sizeof(*a), u64_cmp);
+	sort_by_key(a, k, sizeof(*a), 0, u64_cmp);
 	*n = k;
 	return a;
 }
 
 int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
 {
-	size_t l = 0, h = n;
-
 	/* The first address at or above LO. */
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
+	size_t l = lo ? count_le(a, n, sizeof(*a), 0, lo - 1) : 0;
 
-		if (a[m] < lo)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < n && a[l] < hi;
 }
 
@@ -135,41 +126,31 @@ void coverage_free(struct coverage *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* One file of O: written beside and renamed. */
+/* One file: made beside it, never through a planted link, and renamed. */
 static int write_one(const struct sources *src, const char *path)
 {
-	char *tmp = xasprintf("%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	int err = 0;
+	struct safe_file sf;
+	int err = safe_file_create(&sf, path, 0644, (uid_t)-1, (gid_t)-1);
 
-	if (!f) {
-		err = -errno;
-		pr_err("cannot write %s: %s", tmp, strerror(errno));
-		free(tmp);
+	if (err)
 		return err;
-	}
 	switch (coverage_format(path)) {
 	case COV_LCOV:
-		err = lcov_write(f, src);
+		err = lcov_write(sf.f, src);
 		break;
 	case COV_COBERTURA:
-		err = cobertura_write(f, src);
+		err = cobertura_write(sf.f, src);
 		break;
 	case COV_BAD:
 		err = -1;
 		break;
 	}
-	if (err | ferror(f) | fclose(f)) {
-		err = -EIO;
-		pr_err("cannot write %s", tmp);
-	} else if (rename(tmp, path)) {
-		err = -errno;
-		pr_err("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	if (err || fflush(sf.f)) {
+		pr_err("cannot write %s", path);
+		safe_file_abort(&sf);
+		return -EIO;
 	}
-	if (err)
-		unlink(tmp);
-	free(tmp);
-	return err;
+	return safe_file_commit(&sf);
 }
 
 /* Every file of O, or its interval file from START; -errno (said) if one
