@@ -27,7 +27,9 @@ need_rounds
 need_root
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+trap 'rm -rf "$work"; echo "$stats" >/proc/sys/kernel/bpf_stats_enabled' EXIT
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
 cd "$work"
 
 # Run the tool with -v on the guest: "WALL TOOL_CPU SAMPLER_BPF_MS".
@@ -74,8 +76,9 @@ printf 'long guest under --profile at 99 Hz: tool CPU + sampler BPF = %.2f %% of
 #    tool's CPU (/proc/PID/stat before it starts and once its samples are
 #    named) plus the sampler's BPF time, as a share of the run.
 if [ -z "${SKIP_ATTACHED:-}" ]; then
-	hz=$(getconf CLK_TCK)
-	tool_cpu() { awk -v hz="$hz" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
+	# The CPU time of all its threads, in seconds, to the nanosecond
+	# (/proc/PID/stat's ticks are 10 ms).
+	tool_cpu() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.6f\n", s / 1e9 }'; }
 	ashares=()
 	for ((i = 0; i < ROUNDS / 2; i++)); do
 		settle

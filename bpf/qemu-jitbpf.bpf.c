@@ -49,7 +49,8 @@ struct {
  * The process tree a run follows (-p, a launched QEMU): the QEMU the user
  * named, put here by user space, and every process forked from one in
  * it; a process stays in it when it runs another program.  With -a it
- * stays empty: procs says which processes are followed.
+ * stays empty (one element, user space sizes it): procs says which
+ * processes are followed.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -494,11 +495,12 @@ int qemu_fork(struct bpf_raw_tracepoint_args *ctx)
 	/* A thread, or not ours? */
 	if (kernel_u32(ctx->args[1] + task_tgid_off) != cpid || !followed(pid))
 		return 0;
-	if (follow_tree)
-		bpf_map_update_elem(&tree, &cpid, &one, BPF_ANY);
+	/* A full map (user space sizes them) loses the child: counted. */
+	if (follow_tree && bpf_map_update_elem(&tree, &cpid, &one, BPF_ANY))
+		count(QJ_LOST_RECORDS, 1);
 	p = bpf_map_lookup_elem(&procs, &pid);
-	if (p)
-		bpf_map_update_elem(&procs, &cpid, p, BPF_ANY);
+	if (p && bpf_map_update_elem(&procs, &cpid, p, BPF_ANY))
+		count(QJ_LOST_RECORDS, 1);
 	task_event(QJ_EV_FORK, pid, cpid);
 	return 0;
 }

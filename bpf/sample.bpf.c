@@ -32,7 +32,10 @@ struct {
 	__uint(max_entries, 1 << 24); /* qemu-jitbpf.bpf.c's, reused */
 } events SEC(".maps");
 
-/* vCPU threads, by tid; threads that are gone age out. */
+/*
+ * vCPU threads, by tid; threads that are gone age out.  Sized by user
+ * space (an LRU map is preallocated: 16384 entries cost ~5 ms to create).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);

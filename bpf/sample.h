@@ -55,7 +55,8 @@ struct qj_vcpu {
 };
 
 /* A process being profiled; with -a, every traced QEMU. */
-#define QJ_PROCS_MAX 16384
+#define QJ_PROCS_MAX	  16384
+#define QJ_TREE_PROCS_MAX 4096 /* a process tree's, at once */
 struct qj_proc {
 	__u64 guest_base; /* host address = guest address + guest_base */
 	/*

@@ -181,3 +181,23 @@ for i in range(1500):
 	kernel_run replaced.folded
 	[ "$(stat -c %a "$cache")" = 600 ]
 }
+
+@test "kernel frames in the tool's own BPF programs: named as /proc/kallsyms names them, which is not read again" {
+	# Python's imports translate much: QEMU's threads run our uprobe
+	# programs often, and samples at 10 kHz land in them.
+	py=("$Q" /usr/bin/python3 -c 'import json, email, http.client, argparse, decimal, asyncio')
+	ls /run/qemu-jitbpf/kallsyms-* >/dev/null 2>&1 ||
+		"$QEMU_JITBPF" --profile="$D/first.folded" -F 10000 -- "${py[@]}" 2>/dev/null
+	start_bg "$QEMU_JITBPF" -v --profile="$D/p.folded" -F 10000 -- "${py[@]}"
+	wait_bg_err 'probes attached' 20
+	grep '\[bpf\]$' /proc/kallsyms | awk '{ print $3 }' >"$D/kallsyms"
+	wait_bg 60
+	[ "$BG_STATUS" = 0 ] || fail "$(cat "$BATS_TEST_TMPDIR/bg.err")"
+	! grep 'reading /proc/kallsyms' "$BATS_TEST_TMPDIR/bg.err" || fail "read /proc/kallsyms"
+	grep -oE ';bpf_prog_[0-9a-f]{16}_[^;]*_\[k\]' "$D/p.folded" | sed 's/^;//; s/_\[k\]$//' |
+		sort -u >"$D/ours"
+	echo "# $(wc -l <"$D/ours") BPF functions in the profile: $(tr '\n' ' ' <"$D/ours")" >&3
+	grep -q _tb_gen_code_batch "$D/ours" || fail "no frame in tb_gen_code_batch"
+	missing=$(grep -vxFf "$D/kallsyms" "$D/ours") || true
+	[ -z "$missing" ] || fail "not in /proc/kallsyms: $missing"
+}

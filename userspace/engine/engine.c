@@ -7,6 +7,7 @@
  */
 #include "engine/engine.h"
 #include "engine/warmup.h"
+#include "naming/ksyms.h"
 #include "profiler/top.h"
 #include "util/util.h"
 
@@ -127,6 +128,14 @@ static unsigned int walkers(const struct engine *e)
 	return w ? w : QJ_WALK_ALL;
 }
 
+/* ksym_extras' FILL: the kernel frames of our own programs. */
+static void name_progs(void *ctx)
+{
+	struct engine *e = ctx;
+
+	probes_name_progs(&e->probes, e->prof.sm);
+}
+
 static int load(struct engine *e, bool system)
 {
 	const struct engine_opts *o = e->o;
@@ -149,8 +158,12 @@ static int load(struct engine *e, bool system)
 
 	if (!err && o->profile) {
 		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
-				    probes_procs_fd(&e->probes), walkers(e));
+				    probes_procs_fd(&e->probes), walkers(e),
+				    /* vCPU threads at once: a tree's few, a host's many */
+				    e->tree ? 1024 : 16384);
 		e->profiling = !err;
+		if (e->profiling)
+			ksym_extras(name_progs, e);
 		if (e->pusher) {
 			e->prof.on_interval = push_cb;
 			e->prof.on_interval_ctx = e->pusher;

@@ -2,6 +2,8 @@
 #include "engine/probes.h"
 #include "engine/detach.h"
 #include "engine/target.h"
+#include "naming/ksyms.h"
+#include "profiler/sampler.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -12,10 +14,12 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
 #include "qemu-jitbpf.h"
+#include "sample.h"
 #include "qemu-jitbpf.skel.h"
 
 /* Most programs of ours, the sampler's included. */
@@ -91,7 +95,18 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 		return err;
 	}
 	choose_programs(p->skel, o);
+	/*
+	 * The process maps are preallocated (an element the fork program
+	 * allocated on the spot could fail), and preallocating 16 384
+	 * elements costs ~5 ms a map: a tree's live processes fit in 4 096,
+	 * and -a leaves the tree map empty.
+	 */
 	err = bpf_map__set_max_entries(p->skel->maps.events, o->ring_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.procs,
+					       o->tree ? QJ_TREE_PROCS_MAX : QJ_PROCS_MAX);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.tree, o->tree ? QJ_TREE_PROCS_MAX : 1);
 	p->skel->rodata->wake_bytes = QJ_WAKE_BYTES(o->ring_bytes);
 	p->skel->rodata->follow_tree = o->tree;
 	p->skel->rodata->task_pid_off = o->layout.task_pid;
@@ -270,6 +285,87 @@ void probes_report_time(const struct probes *p, const struct sampler *sm)
 		runs += info.run_cnt;
 	}
 	pr_dbg("BPF programs: %.3f ms in %" PRIu64 " runs", ns / 1e6, runs);
+}
+
+/*
+ * One program's functions, named as /proc/kallsyms names them; BTF, its
+ * object's, names the functions (the kernel's copy has the same type ids,
+ * and reading it back is a syscall valgrind does not know).
+ */
+static void name_prog(int fd, const struct btf *btf)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info), nsyms, nlens, ntags, nfuncs, recsz;
+	__u64 *syms = NULL;
+	__u32 *lens = NULL;
+	unsigned char(*tags)[BPF_TAG_SIZE] = NULL;
+	char *funcs = NULL;
+
+	if (bpf_prog_get_info_by_fd(fd, &info, &len) || !info.nr_jited_ksyms)
+		return;
+	nsyms = info.nr_jited_ksyms;
+	nlens = info.nr_jited_func_lens;
+	ntags = info.nr_prog_tags;
+	nfuncs = info.nr_func_info;
+	recsz = info.func_info_rec_size;
+	syms = xcalloc(nsyms, sizeof(*syms));
+	lens = xcalloc(nlens ? nlens : 1, sizeof(*lens));
+	tags = xcalloc(ntags ? ntags : 1, sizeof(*tags));
+	funcs = xcalloc(nfuncs ? nfuncs : 1, recsz ? recsz : 1);
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = nsyms;
+	info.jited_ksyms = (__u64)(uintptr_t)syms;
+	info.nr_jited_func_lens = nlens;
+	info.jited_func_lens = (__u64)(uintptr_t)lens;
+	info.nr_prog_tags = ntags;
+	info.prog_tags = (__u64)(uintptr_t)tags;
+	info.nr_func_info = nfuncs;
+	info.func_info_rec_size = recsz;
+	info.func_info = (__u64)(uintptr_t)funcs;
+	len = sizeof(info);
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		goto out;
+	for (__u32 i = 0; i < nsyms && i < nlens; i++) {
+		char name[128], *p = name;
+		const char *fn = info.name;
+
+		if (!syms[i]) /* addresses hidden (kptr_restrict) */
+			continue;
+		p += sprintf(p, "bpf_prog_");
+		/* The program is listed with its own tag, its subprograms with
+		 * theirs. */
+		for (int b = 0; b < BPF_TAG_SIZE; b++)
+			p += sprintf(p, "%02x", !i ? info.tag[b] : i < ntags ? tags[i][b] : 0);
+		if (btf && i < nfuncs) {
+			const struct bpf_func_info *f = (const void *)(funcs + (size_t)i * recsz);
+			const struct btf_type *t = btf__type_by_id(btf, f->type_id);
+
+			if (t)
+				fn = btf__name_by_offset(btf, t->name_off);
+		}
+		if (fn && *fn)
+			snprintf(p, name + sizeof(name) - p, "_%s", fn);
+		ksym_add(syms[i], lens[i], name);
+	}
+out:
+	free(syms);
+	free(lens);
+	free(tags);
+	free(funcs);
+}
+
+void probes_name_progs(const struct probes *p, const struct sampler *sm)
+{
+	const struct bpf_object *objs[] = {p->skel->obj, sm ? sampler_object(sm) : NULL};
+
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		struct bpf_program *prog;
+
+		if (!objs[i])
+			continue;
+		bpf_object__for_each_program(prog, objs[i]) if (bpf_program__fd(prog) >= 0)
+			name_prog(bpf_program__fd(prog), bpf_object__btf(objs[i]));
+	}
 }
 
 void probes_free(struct probes *p)

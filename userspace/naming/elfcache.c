@@ -48,6 +48,7 @@ void elf_file_free(struct elf_file *e)
 	free(e->names);
 	free(e->segs);
 	free(e->path);
+	free(e->dbg_path);
 	free(e);
 }
 

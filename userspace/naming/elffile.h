@@ -24,6 +24,8 @@ struct elf_file {
 	struct timespec mtime;
 	unsigned int refs;   /* holders; 0: idle, kept for the next process */
 	uint64_t idle_since; /* idle_clock when it became idle */
+	/* Symbols, read on first use (with_syms()). */
+	bool syms_read;
 	struct sym *syms;
 	size_t nsyms;
 	char *names;  /* one block holding every name */
@@ -33,7 +35,10 @@ struct elf_file {
 	uint64_t lo, hi;
 	/* Source lines, opened on first use: from .debug_line of the file or
 	 * of its debug file (dbg_fd), else from libdw. */
-	int dbg_fd;
+	int dbg_fd; /* the debug file, while its symbols or lines are wanted */
+	char *dbg_path;
+	bool dbg_syms, dbg_lines; /* what the debug file holds for us */
+	pid_t pid;		  /* the process whose file it was, for warnings */
 	Elf *lines_elf;
 	struct line_table *lines;
 	bool lines_tried, lines_libdw;

@@ -6,18 +6,24 @@
 #include <inttypes.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /*
  * /proc/kallsyms has ~120 k text symbols, and reading it costs the kernel
  * ~45 ms: more than a short profile's whole budget.  The text symbols are
- * read once per boot and kept in /run/qemu-jitbpf (tmpfs, root's), keyed
- * by the boot id and /proc/modules; later runs load that in ~1 ms.  An
- * address outside the kernel's text and its modules (BPF programs,
- * trampolines, which come and go) reads /proc/kallsyms afresh.
+ * read once per boot and kept in /run/qemu-jitbpf (root's), keyed by the
+ * boot id and /proc/modules; later runs map that file (4.5 MB, of which a
+ * lookup touches a few pages).  An address outside the kernel's text and
+ * its modules is first looked up among the tool's own BPF programs (the
+ * kernel frames a sampled QEMU thread is most often in when it is in
+ * neither: its uprobe handlers), and only then is /proc/kallsyms read
+ * afresh, once per run (other BPF programs, trampolines, which come and
+ * go).
  */
 #define MAGIC "QJKSYMS1"
 
@@ -32,15 +38,29 @@ struct range {
 	uint64_t lo, hi;
 };
 
-static uint64_t *addrs; /* sorted */
-static const char **names;
-static size_t count;
-/* What names point into: every one read stays, as names are handed out. */
+/* The table: addrs sorted, the name of addrs[i] at blob + offs[i]. */
+static const uint64_t *addrs;
+static const uint32_t *offs;
+static const char *blob;
+static size_t count, blob_len;
+static bool owned; /* addrs and offs malloc'd, not in the cache's mapping */
+/* What names point into: every blob read or mapped stays, as names are handed out. */
 static char **blobs;
 static size_t nblobs, blobs_cap;
 static struct range *trusted; /* kernel text and modules */
 static size_t ntrusted;
 static bool loaded, fresh;
+
+/* Ranges the caller knows of (its BPF programs), asked for when first needed. */
+struct extra {
+	uint64_t lo, hi;
+	char *name;
+};
+static struct extra *extras;
+static size_t nextras, extras_cap;
+static void (*extras_fill)(void *ctx);
+static void *extras_ctx;
+static bool extras_asked;
 
 static void keep(char *buf)
 {
@@ -66,14 +86,17 @@ static uint64_t hex(const char **p)
 
 struct pair {
 	uint64_t addr;
-	const char *name;
+	uint32_t off;
 };
 
+/* By address, then in /proc/kallsyms's order. */
 static int cmp_pair(const void *a, const void *b)
 {
 	const struct pair *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
 /* Where symbols are stable for the boot: [_stext, _etext) and modules. */
@@ -100,15 +123,19 @@ static void read_trusted(uint64_t stext, uint64_t etext)
 	free(mods);
 }
 
-static void set_table(struct pair *v, size_t n)
+static void set_table(const uint64_t *a, const uint32_t *o, size_t n, const char *b, size_t blen,
+		      bool malloced)
 {
-	addrs = xrealloc(addrs, (n ? n : 1) * sizeof(*addrs));
-	names = xrealloc(names, (n ? n : 1) * sizeof(*names));
-	for (size_t i = 0; i < n; i++) {
-		addrs[i] = v[i].addr;
-		names[i] = v[i].name;
+	if (owned) {
+		free((void *)addrs);
+		free((void *)offs);
 	}
+	addrs = a;
+	offs = o;
 	count = n;
+	blob = b;
+	blob_len = blen;
+	owned = malloced;
 }
 
 static char *cache_path(void)
@@ -128,73 +155,86 @@ static char *cache_path(void)
 	return path;
 }
 
-static void write_cache(const char *path, const struct pair *v, size_t n, uint64_t stext,
-			uint64_t etext)
+/* HDR, then the addresses, then the names' offsets, then the names. */
+static void write_cache(const char *path, const struct pair *v, size_t n, const char *text,
+			uint64_t stext, uint64_t etext)
 {
 	struct cache_hdr h = {MAGIC, n, 0, stext, etext};
 	struct safe_file sf;
 	uint32_t off = 0;
 
 	for (size_t i = 0; i < n; i++)
-		h.names_len += strlen(v[i].name) + 1;
-	if (cache_create(&sf, path))
+		h.names_len += strlen(text + v[i].off) + 1;
+	if (h.names_len > UINT32_MAX || cache_create(&sf, path))
 		return;
 	fwrite(&h, sizeof(h), 1, sf.f);
 	for (size_t i = 0; i < n; i++)
 		fwrite(&v[i].addr, sizeof(v[i].addr), 1, sf.f);
 	for (size_t i = 0; i < n; i++) {
 		fwrite(&off, sizeof(off), 1, sf.f);
-		off += strlen(v[i].name) + 1;
+		off += strlen(text + v[i].off) + 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		fwrite(v[i].name, strlen(v[i].name) + 1, 1, sf.f);
+		fwrite(text + v[i].off, strlen(text + v[i].off) + 1, 1, sf.f);
 	safe_file_commit(&sf);
 }
 
+/*
+ * Map the cache: nothing is copied, and a lookup reads the pages it
+ * touches.  Offsets are checked when a name is looked up.
+ */
 static bool load_cache(const char *path)
 {
 	struct cache_hdr h;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *map;
 	size_t len, n;
-	char *buf = read_all(path, &len, 1 << 22);
-	const uint32_t *offs;
 
-	if (!buf || !cache_trusted(path) || len < sizeof(h))
-		goto bad;
-	memcpy(&h, buf, sizeof(h));
-	n = h.count;
-	if (memcmp(h.magic, MAGIC, 8) || n > len / 12 || len != sizeof(h) + n * 12 + h.names_len ||
-	    (h.names_len && buf[len - 1]))
-		goto bad;
-	offs = (const uint32_t *)(buf + sizeof(h) + n * 8);
-	addrs = xrealloc(addrs, (n ? n : 1) * sizeof(*addrs));
-	names = xrealloc(names, (n ? n : 1) * sizeof(*names));
-	memcpy(addrs, buf + sizeof(h), n * 8);
-	for (size_t i = 0; i < n; i++) {
-		if (offs[i] >= h.names_len || (i && addrs[i] < addrs[i - 1]))
-			goto bad;
-		names[i] = buf + sizeof(h) + n * 12 + offs[i];
+	if (fd < 0 || fstat(fd, &st) || !cache_trusted(path) || (size_t)st.st_size < sizeof(h) ||
+	    pread(fd, &h, sizeof(h), 0) != sizeof(h)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
 	}
-	count = n;
-	keep(buf);
+	len = st.st_size;
+	n = h.count;
+	if (memcmp(h.magic, MAGIC, 8) || n > len / 12 || h.names_len > UINT32_MAX ||
+	    len != sizeof(h) + n * 12 + h.names_len) {
+		close(fd);
+		return false;
+	}
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return false;
+	if (h.names_len && map[len - 1]) {
+		munmap(map, len);
+		return false;
+	}
+	keep(map);
+	set_table((const uint64_t *)(map + sizeof(h)), (const uint32_t *)(map + sizeof(h) + n * 8),
+		  n, map + sizeof(h) + n * 12, h.names_len, false);
 	read_trusted(h.stext, h.etext);
 	return true;
-bad:
-	free(buf);
-	count = 0;
-	return false;
 }
 
 /* Read /proc/kallsyms; its text symbols go to the cache at PATH. */
 static void load_fresh(const char *path)
 {
 	size_t len, n = 0, cap = 0;
-	uint64_t stext = 0, etext = 0;
+	uint64_t stext = 0, etext = 0, *a;
+	uint32_t *o;
 	struct pair *v = NULL;
 	char *text = read_all("/proc/kallsyms", &len, 1 << 22), *p, *end;
 
 	fresh = true;
 	if (!text)
 		return;
+	if (len > UINT32_MAX) {
+		free(text);
+		return;
+	}
 	for (p = text, end = text + len; p < end;) {
 		char *nl = memchr(p, '\n', end - p), *name;
 		const char *q = p;
@@ -209,7 +249,7 @@ static void load_fresh(const char *path)
 			name = (char *)q + 3;
 			name[strcspn(name, "\t")] = 0;
 			grow(&v, &cap, n + 1, sizeof(*v));
-			v[n++] = (struct pair){addr, name};
+			v[n++] = (struct pair){addr, (uint32_t)(name - text)};
 			if (!strcmp(name, "_stext"))
 				stext = addr;
 			else if (!strcmp(name, "_etext"))
@@ -217,13 +257,19 @@ static void load_fresh(const char *path)
 		}
 		p = nl + 1;
 	}
-	sort_array(v, n, sizeof(*v), cmp_pair);
-	set_table(v, n);
+	sort_by_key(v, n, sizeof(*v), offsetof(struct pair, addr), cmp_pair);
+	a = xmalloc((n ? n : 1) * sizeof(*a));
+	o = xmalloc((n ? n : 1) * sizeof(*o));
+	for (size_t i = 0; i < n; i++) {
+		a[i] = v[i].addr;
+		o[i] = v[i].off;
+	}
 	keep(text);
+	set_table(a, o, n, text, len, true);
 	if (!n)
 		pr_dbg("no kernel symbols in /proc/kallsyms (kptr_restrict?)");
 	else if (path && stext && etext)
-		write_cache(path, v, n, stext, etext);
+		write_cache(path, v, n, text, stext, etext);
 	read_trusted(stext, etext);
 	free(v);
 }
@@ -246,6 +292,31 @@ static bool is_trusted(uint64_t addr)
 	return false;
 }
 
+void ksym_extras(void (*fill)(void *ctx), void *ctx)
+{
+	extras_fill = fill;
+	extras_ctx = ctx;
+	extras_asked = false;
+}
+
+void ksym_add(uint64_t addr, uint64_t len, const char *name)
+{
+	grow(&extras, &extras_cap, nextras + 1, sizeof(*extras));
+	extras[nextras++] = (struct extra){addr, addr + len, xstrdup(name)};
+}
+
+static const char *extra_name(uint64_t addr)
+{
+	if (!extras_asked && extras_fill) {
+		extras_asked = true;
+		extras_fill(extras_ctx);
+	}
+	for (size_t i = 0; i < nextras; i++)
+		if (addr >= extras[i].lo && addr < extras[i].hi)
+			return extras[i].name;
+	return NULL;
+}
+
 const char *ksym_name(uint64_t addr)
 {
 	size_t i;
@@ -253,11 +324,15 @@ const char *ksym_name(uint64_t addr)
 	if (!loaded)
 		load();
 	if (!fresh && !is_trusted(addr)) {
+		const char *name = extra_name(addr);
+
+		if (name)
+			return name;
 		pr_dbg("kernel address %#" PRIx64
 		       " is outside the cached text: reading /proc/kallsyms",
 		       addr);
 		load_fresh(NULL);
 	}
 	i = count_le(addrs, count, sizeof(*addrs), 0, addr);
-	return i ? names[i - 1] : NULL;
+	return i && offs[i - 1] < blob_len ? blob + offs[i - 1] : NULL;
 }

@@ -120,6 +120,18 @@ static void add_plt_sym(void *arg, const char *name, uint64_t addr, uint64_t siz
 }
 
 /* Read the function symbols of one ELF; returns true if it had .symtab. */
+/* Has ELF a .symtab?  (A file without one takes its debug file's.) */
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	return false;
+}
+
 static bool read_syms(struct sym_builder *b, Elf *elf)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL;
@@ -247,24 +259,74 @@ static int open_debug(const char *dbg, const struct proc_view *v)
 	return safe_fd(dfd, dbg, v);
 }
 
-/* Add the symbols of debug file DBG, open as DFD. */
-static void read_debug_syms(struct sym_builder *b, int dfd, const char *dbg,
-			    const struct proc_view *v)
+/* Add the symbols of E's debug file. */
+static void read_debug_syms(struct sym_builder *b, const struct elf_file *e)
 {
 	bool read = false;
-	Elf *delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+	Elf *delf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL);
 
 	if (delf) {
 		read = elf_kind(delf) == ELF_K_ELF && read_syms(b, delf);
 		elf_end(delf);
 	}
 	if (!read)
-		warn_file(v, dbg, "not a whole ELF file, no symbols read");
+		warn_file(&(struct proc_view){.pid = e->pid}, e->dbg_path,
+			  "not a whole ELF file, no symbols read");
+	else
+		pr_dbg("%s: symbols from %s", e->path, e->dbg_path);
+}
+
+/*
+ * Read E's symbols, on first use: a process maps tens of libraries, and a
+ * profile or a code map names code in few of them.
+ */
+static void read_symbols(struct elf_file *e)
+{
+	struct sym_builder b = {0};
+	Elf *elf;
+
+	e->syms_read = true;
+	elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	read_syms(&b, elf);
+	if (e->dbg_syms)
+		read_debug_syms(&b, e);
+	if (!b.n) {
+		struct unnamed_fns u = {&b, path_base(e->path)};
+		size_t n = cfi_functions(elf, add_unnamed_fn, &u);
+
+		pr_dbg("%s: stripped, %zu functions from its unwind tables", e->path, n);
+	}
+	elf_plt_syms(elf, add_plt_sym, &b);
+	elf_end(elf);
+	/* Once per file, as files are read once. */
+	if (b.broken) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s; %s", b.broken,
+			 b.n ? "named from what could be read" : "its code goes unnamed");
+		warn_file(&(struct proc_view){.pid = e->pid}, e->path, why);
+	}
+	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
+	pr_dbg("%s: %zu functions", e->path, e->nsyms);
+	if (e->dbg_fd >= 0 && !e->dbg_lines) {
+		close(e->dbg_fd);
+		e->dbg_fd = -1;
+	}
+}
+
+static inline struct elf_file *with_syms(const struct elf_file *ce)
+{
+	struct elf_file *e = (struct elf_file *)ce; /* made by load(), never const */
+
+	if (!e->syms_read)
+		read_symbols(e);
+	return e;
 }
 
 static struct elf_file *load(int fd, const char *path, const struct proc_view *v)
 {
-	struct sym_builder b = {0};
 	struct elf_file *e;
 	Elf *elf;
 
@@ -291,39 +353,26 @@ static struct elf_file *load(int fd, const char *path, const struct proc_view *v
 	}
 	elf_find_note(elf, "GNU", NT_GNU_BUILD_ID, copy_build_id, e);
 	e->dbg_fd = -1;
+	e->pid = v->pid;
 	{
-		bool syms = read_syms(&b, elf), lines = line_table_present(elf);
+		/* The debug file is found and opened now, while the process
+		 * (and its root) is there; what is read from it, later. */
+		bool syms = has_symtab(elf), lines = line_table_present(elf);
 		char *dbg = syms && lines ? NULL : find_debug_file(elf, path, v);
 		int dfd = dbg ? open_debug(dbg, v) : -1;
 
-		if (dfd >= 0 && !syms) {
-			read_debug_syms(&b, dfd, dbg, v);
-			pr_dbg("%s: symbols from %s", path, dbg);
+		if (dfd >= 0 && (!syms || !lines)) {
+			e->dbg_fd = dfd;
+			e->dbg_path = dbg;
+			e->dbg_syms = !syms;
+			e->dbg_lines = !lines;
+		} else {
+			if (dfd >= 0)
+				close(dfd);
+			free(dbg);
 		}
-		if (dfd >= 0 && !lines)
-			e->dbg_fd = dfd; /* its source lines, read on first use */
-		else if (dfd >= 0)
-			close(dfd);
-		free(dbg);
 	}
-	if (!b.n) {
-		struct unnamed_fns u = {&b, path_base(path)};
-		size_t n = cfi_functions(elf, add_unnamed_fn, &u);
-
-		pr_dbg("%s: stripped, %zu functions from its unwind tables", path, n);
-	}
-	elf_plt_syms(elf, add_plt_sym, &b);
 	elf_end(elf);
-	/* Once per file, as files are read once. */
-	if (b.broken) {
-		char why[160];
-
-		snprintf(why, sizeof(why), "%s; %s", b.broken,
-			 b.n ? "named from what could be read" : "its code goes unnamed");
-		warn_file(v, path, why);
-	}
-	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
-	pr_dbg("%s: %zu functions", path, e->nsyms);
 	return e;
 }
 
@@ -439,6 +488,7 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len)
 	e->dbg_fd = -1;
 	e->dwfl_tried = true; /* no DWARF: names only */
 	e->lines_tried = true;
+	e->syms_read = true;
 	e->syms = sym_builder_finish(&b, &e->nsyms, &e->names);
 	e->lo = e->syms[0].addr;
 	e->hi = e->syms[e->nsyms - 1].addr + e->syms[e->nsyms - 1].size;
@@ -509,8 +559,9 @@ size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t 
 	return 0;
 }
 
-const struct sym *elf_file_sym_until(const struct elf_file *e, uint64_t addr, uint64_t *until)
+const struct sym *elf_file_sym_until(const struct elf_file *ce, uint64_t addr, uint64_t *until)
 {
+	const struct elf_file *e = with_syms(ce);
 	size_t lo = count_le(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, addr), addr);
 	/* The answer changes where the next symbol starts, or this one ends. */
 	uint64_t next = lo < e->nsyms ? e->syms[lo].addr : UINT64_MAX;
@@ -545,138 +596,12 @@ const char *elf_file_sym_name(struct elf_file *e, const struct sym *s)
 
 size_t elf_file_nsyms(const struct elf_file *e)
 {
-	return e->nsyms;
+	return with_syms(e)->nsyms;
 }
 
 const struct sym *elf_file_sym_at(const struct elf_file *e, size_t i)
 {
-	return &e->syms[i];
-}
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-Dwfl_Module *elf_file_dwfl(struct elf_file *e)
-{
-	if (!e->dwfl_tried) {
-		e->dwfl_tried = true;
-		e->dwfl = dwfl_begin(&dwfl_callbacks);
-		if (e->dwfl) {
-			int fd = dup(e->fd); /* libdwfl closes it */
-
-			e->mod = fd < 0 ? NULL : dwfl_report_offline(e->dwfl, e->path, e->path, fd);
-			dwfl_report_end(e->dwfl, NULL, NULL);
-		}
-	}
-	return e->mod;
-}
-
-/* The line table of E, from the file itself or its debug file. */
-static void open_lines(struct elf_file *e)
-{
-	int fd = e->dbg_fd >= 0 ? e->dbg_fd : e->fd;
-
-	e->lines_tried = true;
-	/* Read, not mapped: only the sections asked for are read. */
-	e->lines_elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
-	if (!e->lines_elf)
-		return;
-	switch (line_table_open(e->lines_elf, &e->lines)) {
-	case LINES_READ:
-		return;
-	case LINES_OTHER:
-		pr_dbg("%s: line tables older than DWARF 5, read by libdw", e->path);
-		e->lines_libdw = true;
-		break;
-	case LINES_NONE:
-		break;
-	}
-	elf_end(e->lines_elf);
-	e->lines_elf = NULL;
-}
-
-bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
-{
-	Dwfl_Module *mod;
-	Dwfl_Line *l;
-	GElf_Addr bias;
-
-	if (!e->lines_tried)
-		open_lines(e);
-	if (e->lines)
-		return line_table_find(e->lines, addr, file, line);
-	mod = e->lines_libdw ? elf_file_dwfl(e) : NULL;
-	if (!mod || !dwfl_module_getelf(mod, &bias))
-		return false;
-	l = dwfl_module_getsrc(mod, addr + bias);
-	if (!l)
-		return false;
-	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
-	return *file && *line > 0;
-}
-
-/* The statement rows of a line table only libdw reads (DWARF 2 to 4). */
-static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
-{
-	char path[PATH_MAX];
-	Dwarf_Addr bias;
-	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-
-	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		Dwarf_Lines *ls;
-		size_t n;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &ls, &n) == 0) {
-			Dwarf_Attribute at;
-			const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
-
-			for (size_t i = 0; i + 1 < n; i++) {
-				Dwarf_Line *l = dwarf_onesrcline(ls, i), *r;
-				Dwarf_Addr lo, hi = 0;
-				bool stmt = false, end = true;
-				const char *file;
-				int line;
-
-				if (!l || dwarf_lineaddr(l, &lo) ||
-				    dwarf_lineendsequence(l, &end) || end ||
-				    dwarf_linebeginstatement(l, &stmt) || !stmt ||
-				    dwarf_lineno(l, &line) || line <= 0 ||
-				    !(file = dwarf_linesrc(l, NULL, NULL)))
-					continue;
-				/* To the next row at a higher address, as line_table_each(). */
-				for (size_t j = i + 1; j < n && hi <= lo; j++)
-					if (!(r = dwarf_onesrcline(ls, j)) ||
-					    dwarf_lineaddr(r, &hi))
-						break;
-				if (hi <= lo)
-					continue;
-				/* Under the unit's directory, as lines.c names them. */
-				if (file[0] != '/' && dir && dir[0] == '/') {
-					snprintf(path, sizeof(path), "%s/%s", dir, file);
-					file = path;
-				}
-				fn(ctx, lo, hi, file, line);
-			}
-		}
-		off = next;
-	}
-}
-
-void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx)
-{
-	Dwfl_Module *mod;
-
-	if (!e->lines_tried)
-		open_lines(e);
-	if (e->lines)
-		line_table_each(e->lines, fn, ctx);
-	else if (e->lines_libdw && (mod = elf_file_dwfl(e)))
-		libdw_lines_each(mod, fn, ctx);
+	return &with_syms(e)->syms[i];
 }
 
 uint16_t elf_file_machine(const struct elf_file *e)

@@ -59,7 +59,7 @@ unsigned int sampler_walkers(const char *path)
 }
 
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes, unsigned int walkers)
+			     unsigned int stack_bytes, unsigned int walkers, unsigned int threads)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
 	int err;
@@ -74,7 +74,9 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
 	sm->skel->rodata->stack_bytes = stack_bytes;
 	sm->skel->rodata->walkers = walkers;
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
-	err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
+	err = bpf_map__set_max_entries(sm->skel->maps.vcpus, threads);
+	if (!err)
+		err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(sm->skel->maps.procs, procs_fd);
 	if (!err)
@@ -136,6 +138,11 @@ int sampler_start(struct sampler *sm)
 		sm->clocks[sm->nclocks++] = l;
 	}
 	return 0;
+}
+
+const struct bpf_object *sampler_object(const struct sampler *sm)
+{
+	return sm->skel->obj;
 }
 
 uint64_t sampler_lost(const struct sampler *sm)

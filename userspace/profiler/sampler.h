@@ -13,14 +13,15 @@
 struct sampler;
 struct bpf_program;
 struct bpf_link;
+struct bpf_object;
 
 /*
  * Open and load into the main object's ring buffer and process map;
  * STACK_BYTES 0 walks guest frame pointers, with the WALKERS given
- * (QJ_WALK_*, sample.h).
+ * (QJ_WALK_*, sample.h), for up to THREADS vCPU threads at once.
  */
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes, unsigned int walkers);
+			     unsigned int stack_bytes, unsigned int walkers, unsigned int threads);
 /* The walkers the guests of QEMU binary PATH need, by its name
  * (qemu-aarch64, qemu-system-riscv64, qemu-arm-static): all if unknown. */
 unsigned int sampler_walkers(const char *path);
@@ -29,6 +30,8 @@ unsigned int sampler_walkers(const char *path);
 struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
 /* Start the CPU clocks. -errno with the reason printed. */
 int sampler_start(struct sampler *sm);
+/* The loaded object, for its programs' names and BTF. */
+const struct bpf_object *sampler_object(const struct sampler *sm);
 uint64_t sampler_lost(const struct sampler *sm);
 /* The BPF programs, for detach.c. */
 int sampler_prog_fds(const struct sampler *sm, int *fds, int max);

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * An ELF file's source lines: its DWARF 5 line table (lines.c), in the
+ * file or its debug file, else libdw's (older DWARF), and the Dwfl that
+ * libdw answers through.
+ */
+#include "naming/symbols.h"
+#include "naming/elffile.h"
+#include "naming/lines.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+Dwfl_Module *elf_file_dwfl(struct elf_file *e)
+{
+	if (!e->dwfl_tried) {
+		e->dwfl_tried = true;
+		e->dwfl = dwfl_begin(&dwfl_callbacks);
+		if (e->dwfl) {
+			int fd = dup(e->fd); /* libdwfl closes it */
+
+			e->mod = fd < 0 ? NULL : dwfl_report_offline(e->dwfl, e->path, e->path, fd);
+			dwfl_report_end(e->dwfl, NULL, NULL);
+		}
+	}
+	return e->mod;
+}
+
+/* The line table of E, from the file itself or its debug file. */
+static void open_lines(struct elf_file *e)
+{
+	int fd = e->dbg_fd >= 0 && e->dbg_lines ? e->dbg_fd : e->fd;
+
+	e->lines_tried = true;
+	/* Read, not mapped: only the sections asked for are read. */
+	e->lines_elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (!e->lines_elf)
+		return;
+	switch (line_table_open(e->lines_elf, &e->lines)) {
+	case LINES_READ:
+		return;
+	case LINES_OTHER:
+		pr_dbg("%s: line tables older than DWARF 5, read by libdw", e->path);
+		e->lines_libdw = true;
+		break;
+	case LINES_NONE:
+		break;
+	}
+	elf_end(e->lines_elf);
+	e->lines_elf = NULL;
+}
+
+bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line)
+{
+	Dwfl_Module *mod;
+	Dwfl_Line *l;
+	GElf_Addr bias;
+
+	if (!e->lines_tried)
+		open_lines(e);
+	if (e->lines)
+		return line_table_find(e->lines, addr, file, line);
+	mod = e->lines_libdw ? elf_file_dwfl(e) : NULL;
+	if (!mod || !dwfl_module_getelf(mod, &bias))
+		return false;
+	l = dwfl_module_getsrc(mod, addr + bias);
+	if (!l)
+		return false;
+	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	return *file && *line > 0;
+}
+
+/* The statement rows of a line table only libdw reads (DWARF 2 to 4). */
+static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
+{
+	char path[PATH_MAX];
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *ls;
+		size_t n;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &ls, &n) == 0) {
+			Dwarf_Attribute at;
+			const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
+
+			for (size_t i = 0; i + 1 < n; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(ls, i), *r;
+				Dwarf_Addr lo, hi = 0;
+				bool stmt = false, end = true;
+				const char *file;
+				int line;
+
+				if (!l || dwarf_lineaddr(l, &lo) ||
+				    dwarf_lineendsequence(l, &end) || end ||
+				    dwarf_linebeginstatement(l, &stmt) || !stmt ||
+				    dwarf_lineno(l, &line) || line <= 0 ||
+				    !(file = dwarf_linesrc(l, NULL, NULL)))
+					continue;
+				/* To the next row at a higher address, as line_table_each(). */
+				for (size_t j = i + 1; j < n && hi <= lo; j++)
+					if (!(r = dwarf_onesrcline(ls, j)) ||
+					    dwarf_lineaddr(r, &hi))
+						break;
+				if (hi <= lo)
+					continue;
+				/* Under the unit's directory, as lines.c names them. */
+				if (file[0] != '/' && dir && dir[0] == '/') {
+					snprintf(path, sizeof(path), "%s/%s", dir, file);
+					file = path;
+				}
+				fn(ctx, lo, hi, file, line);
+			}
+		}
+		off = next;
+	}
+}
+
+void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx)
+{
+	Dwfl_Module *mod;
+
+	if (!e->lines_tried)
+		open_lines(e);
+	if (e->lines)
+		line_table_each(e->lines, fn, ctx);
+	else if (e->lines_libdw && (mod = elf_file_dwfl(e)))
+		libdw_lines_each(mod, fn, ctx);
+}
