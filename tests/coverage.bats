@@ -214,10 +214,48 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	grep -qx 'FNDA:1,looped' "$f"
 }
 
+@test "--coverage=NAME.drcov: a drcov file per process, blocks in the functions that ran and in no other (static and dynamic guests)" {
+	local arch g files libc
+	for arch in x86_64 aarch64; do
+		g=$(guest "$arch" cov)
+		run "$QEMU_JITBPF" --coverage="$D/$arch.drcov" -- "$(qemu_bin 10.2.2 "$arch")" "$g"
+		assert_success
+		# cov forks once: a file for each process.
+		files=("$D/$arch".*.drcov)
+		[ "${#files[@]}" = 2 ] || fail "$arch: ${files[*]}"
+		for f in "${files[@]}"; do
+			"$TOP/tests/drcov-blocks.py" "$f" >"$f.txt" || fail "$f does not parse"
+			grep -q "^Module Table: version 2, count [1-9]" "$f" || fail "$f: no modules"
+		done
+		for f in "${files[@]}"; do "$TOP/tests/drcov-blocks.py" "$f" "$g"; done |
+			sort -u >"$D/$arch.fns"
+		for fn in main classify looped worker in_child; do
+			grep -qx "$fn" "$D/$arch.fns" || fail "$arch: no block in $fn: $(tr '\n' ' ' <"$D/$arch.fns")"
+		done
+		for fn in never_called init_once; do
+			! grep -qx "$fn" "$D/$arch.fns" || fail "$arch: a block in $fn, which never ran"
+		done
+	done
+	# A dynamic guest: the program, the interpreter and libc are modules,
+	# at their load addresses; libc's blocks are in what the program ran.
+	g=$(guest x86_64 nonlocal-dyn)
+	run "$QEMU_JITBPF" --coverage="$D/dyn.drcov" -- "$(qemu_bin 10.2.2 x86_64)" "$g"
+	assert_success
+	files=("$D"/dyn.*.drcov)
+	"$TOP/tests/drcov-blocks.py" "${files[0]}" >"$D/dyn.txt"
+	libc=$(awk '$1 ~ /\/libc\.so\.6$/ { print $1; exit }' "$D/dyn.txt")
+	[ -n "$libc" ] || fail "no block in libc: $(cut -d' ' -f1 "$D/dyn.txt" | sort | uniq -c)"
+	grep -q "ld-linux-x86-64.so.2" "$D/dyn.txt" || fail "no block in the interpreter"
+	"$TOP/tests/drcov-blocks.py" "${files[0]}" "$libc" >"$D/libc.fns"
+	grep -qx exit "$D/libc.fns" || fail "no block in libc's exit: $(head -5 "$D/libc.fns")"
+	! grep -qx getaddrinfo "$D/libc.fns" || fail "a block in libc's getaddrinfo"
+	"$TOP/tests/drcov-blocks.py" "${files[0]}" "$g" | grep -qx main || fail "no block in the program's main"
+}
+
 @test "--coverage: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --coverage=c.txt -- true
 	assert_failure
-	assert_output --partial "'c.txt' is neither .info (lcov) nor .xml (Cobertura)"
+	assert_output --partial "'c.txt' is not .info (lcov), .xml (Cobertura) or .drcov"
 	run "$QEMU_JITBPF" --coverage-prefix=/a=/b -- true
 	assert_failure
 	assert_output --partial '--coverage-prefix goes with --coverage'

@@ -253,7 +253,8 @@ check_commands() { # STDERR-FILE EXPECTED-HOT [UNNAMED]
 	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
 		--leak-check=full --errors-for-leak-kinds=definite,possible \
 		"$QEMU_JITBPF" --perfmap --jitdump -o "$D" --uftrace="$D/u" --profile="$D/p.folded" \
-		--coverage="$D/c.info" --coverage="$D/c.xml" -- "$QX" "$(guest x86_64 forktree)" -n 2000
+		--coverage="$D/c.info" --coverage="$D/c.xml" --coverage="$D/c.drcov" -- \
+		"$QX" "$(guest x86_64 forktree)" -n 2000
 	[ "$status" -ne 99 ] || fail "valgrind: $output"
 	assert_success
 	# (The child lives for milliseconds: under valgrind its marker may be
@@ -261,6 +262,8 @@ check_commands() { # STDERR-FILE EXPECTED-HOT [UNNAMED]
 	assert_line --regexp '^qemu-jitbpf: 2 QEMU processes \(1 forked\), 2 perf maps, [12] jitdumps, 1 uftrace, 0 without a handshake$'
 	grep -q '^SF:.*/forktree\.c$' "$D/c.info" && grep -q 'filename="forktree.c"' "$D/c.xml" ||
 		fail "no coverage of forktree.c"
+	drcovs=("$D"/c.*.drcov)
+	[ "${#drcovs[@]}" = 2 ] || fail "drcov: ${drcovs[*]}"
 	for m in $(sed -nE 's/^SESS .* pid=([0-9]+) .*|^FORK .* pid=([0-9]+) .*/\1\2/p' "$D/u/task.txt"); do
 		rm -f "/tmp/perf-$m.map"
 	done

@@ -121,7 +121,8 @@ static const struct argp_option opts[] = {
 	 0},
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov "
-	 "tracefile, .xml Cobertura (default coverage.info); repeatable",
+	 "tracefile, .xml Cobertura (default coverage.info); NAME.drcov: drcov, a "
+	 "NAME.PID.drcov per process; repeatable",
 	 0},
 	{"coverage-prefix", OPT_COVERAGE_PREFIX, "OLD=NEW", 0,
 	 "Coverage files name the sources under OLD (as DWARF has them) under NEW; repeatable", 0},
@@ -259,9 +260,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!arg)
 			arg = "coverage.info";
 		if (coverage_format(arg) == COV_BAD)
-			argp_error(state,
-				   "--coverage: '%s' is neither .info (lcov) nor .xml (Cobertura)",
-				   arg);
+			argp_error(
+				state,
+				"--coverage: '%s' is not .info (lcov), .xml (Cobertura) or .drcov",
+				arg);
 		env.cov.files = xrealloc(env.cov.files, (env.cov.nfiles + 1) * sizeof(char *));
 		env.cov.files[env.cov.nfiles++] = arg;
 		break;

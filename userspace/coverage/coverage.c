@@ -21,6 +21,8 @@ enum cov_format coverage_format(const char *file)
 		return COV_LCOV;
 	if (n > 4 && !strcmp(file + n - 4, ".xml"))
 		return COV_COBERTURA;
+	if (n > 6 && !strcmp(file + n - 6, ".drcov"))
+		return COV_DRCOV;
 	return COV_BAD;
 }
 
@@ -32,50 +34,13 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 		if (c->files[i].elf == elf)
 			return c->last = &c->files[i];
 	grow(&c->files, &c->cap, c->nfiles + 1, sizeof(*c->files));
-	c->files[c->nfiles] = (struct cov_file){elf_file_ref(elf), NULL, 0, 0};
+	c->files[c->nfiles] = (struct cov_file){.elf = elf_file_ref(elf)};
 	return c->last = &c->files[c->nfiles++];
-}
-
-static inline size_t hash(uint64_t v, size_t cap)
-{
-	v *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(v >> 17) & (cap - 1);
-}
-
-static void put(uint64_t *slots, size_t cap, uint64_t key)
-{
-	size_t i = hash(key, cap);
-
-	while (slots[i] && slots[i] != key)
-		i = (i + 1) & (cap - 1);
-	slots[i] = key;
 }
 
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link)
 {
-	struct cov_file *f = file_of(c, elf);
-	uint64_t key = link + 1;
-	size_t i;
-
-	if (f->cap) {
-		for (i = hash(key, f->cap); f->slots[i]; i = (i + 1) & (f->cap - 1))
-			if (f->slots[i] == key)
-				return;
-	}
-	/* At most half full. */
-	if (2 * (f->n + 1) > f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 1024;
-		uint64_t *slots = xcalloc(cap, sizeof(*slots));
-
-		for (i = 0; i < f->cap; i++)
-			if (f->slots[i])
-				put(slots, cap, f->slots[i]);
-		free(f->slots);
-		f->slots = slots;
-		f->cap = cap;
-	}
-	put(f->slots, f->cap, key);
-	f->n++;
+	u64set_add(&file_of(c, elf)->set, link);
 }
 
 void coverage_images(struct coverage *c, const struct guest *g)
@@ -97,12 +62,9 @@ static int u64_cmp(const void *a, const void *b)
 
 uint64_t *coverage_sorted(const struct cov_file *f, size_t *n)
 {
-	uint64_t *a = xmalloc((f->n ? f->n : 1) * sizeof(*a));
-	size_t k = 0;
+	uint64_t *a = xmalloc((f->set.n ? f->set.n : 1) * sizeof(*a));
+	size_t k = u64set_keys(&f->set, a);
 
-	for (size_t i = 0; i < f->cap; i++)
-		if (f->slots[i])
-			a[k++] = f->slots[i] - 1;
 	sort_by_key(a, k, sizeof(*a), 0, u64_cmp);
 	*n = k;
 	return a;
@@ -120,7 +82,7 @@ void coverage_free(struct coverage *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++) {
 		elf_file_put(c->files[i].elf);
-		free(c->files[i].slots);
+		u64set_free(&c->files[i].set);
 	}
 	free(c->files);
 	memset(c, 0, sizeof(*c));
@@ -141,6 +103,7 @@ static int write_one(const struct sources *src, const char *path)
 	case COV_COBERTURA:
 		err = cobertura_write(sf.f, src);
 		break;
+	case COV_DRCOV:
 	case COV_BAD:
 		err = -1;
 		break;
@@ -158,13 +121,21 @@ static int write_one(const struct sources *src, const char *path)
 static int write_files(const struct coverage *c, const struct coverage_opts *o, time_t start)
 {
 	struct sources src;
-	int err = 0;
+	int err = 0, merged = 0;
 
+	for (int i = 0; i < o->nfiles; i++)
+		merged += coverage_format(o->files[i]) != COV_DRCOV;
+	if (!merged)
+		return 0;
 	sources_read(&src, c, o->px, o->npx);
 	for (int i = 0; i < o->nfiles; i++) {
-		char *path =
-			o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
-		int e = write_one(&src, path);
+		char *path;
+		int e;
+
+		if (coverage_format(o->files[i]) == COV_DRCOV)
+			continue; /* each process's, as it ends */
+		path = o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
+		e = write_one(&src, path);
 
 		if (!e) {
 			fprintf(stderr,

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "util/keep.h"
+#include "util/u64set.h"
 
 struct elf_file;
 struct guest;
@@ -38,6 +39,7 @@ struct coverage_opts {
 enum cov_format {
 	COV_LCOV,      /* .info */
 	COV_COBERTURA, /* .xml */
+	COV_DRCOV,     /* .drcov: one file per process (drcov.h) */
 	COV_BAD,
 };
 
@@ -46,8 +48,7 @@ enum cov_format coverage_format(const char *file);
 
 struct cov_file {
 	struct elf_file *elf; /* held */
-	uint64_t *slots;      /* open addressing: link address + 1, 0 free */
-	size_t n, cap;
+	struct u64set set;    /* link addresses that ran */
 };
 
 struct coverage {

@@ -6,6 +6,7 @@
  * ends: its files are completed, and what it runs next is a new session),
  * an exit.  One path, proc_end(), completes a process's files.
  */
+#include "coverage/drcov.h"
 #include "engine/engine.h"
 #include "util/util.h"
 #include "writers/jitdump.h"
@@ -77,6 +78,9 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 	}
 	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
 	p->s.cov = e->cov;
+	p->s.cov_opts = &o->cov;
+	if (e->cov && drcov_wanted(&o->cov))
+		p->s.dc = drcov_new();
 	/* Only --keep-exited tells processes of one pid apart. */
 	if (pid > 0 && e->ret.keep.on) {
 		char state;

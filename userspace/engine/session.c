@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/session.h"
 #include "coverage/coverage.h"
+#include "coverage/drcov.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -156,6 +157,13 @@ static void on_run(void *ctx, const struct jit_run *run)
 		for (uint32_t i = 0; i < run->n; i++)
 			if (run->locs[i].img && run->locs[i].img->elf)
 				coverage_insn(s->cov, run->locs[i].img->elf, run->locs[i].link);
+	/* A run is one function's instructions: of one image. */
+	if (s->dc && run->n && run->locs[0].img) {
+		const struct guest_image *img = run->locs[0].img;
+
+		drcov_block(s->dc, img, run->locs[0].link + img->bias,
+			    run->locs[run->n - 1].link + img->bias);
+	}
 	if (s->jd)
 		emit_jitdump(s, run);
 }
@@ -303,6 +311,12 @@ void session_free(struct session *s)
 	/* Its images are listed, whether their code ran or not. */
 	if (s->cov)
 		coverage_images(s->cov, &s->jm.guest);
+	if (s->dc) {
+		drcov_images(s->dc, &s->jm.guest);
+		drcov_write_files(s->dc, s->cov_opts, s->target->pid);
+		drcov_free(s->dc);
+		s->dc = NULL;
+	}
 	if (s->smp) {
 		samples_free(s->smp);
 		free(s->smp);

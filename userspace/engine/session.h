@@ -20,6 +20,8 @@
 #include "writers/uftrace.h"
 
 struct coverage;
+struct coverage_opts;
+struct drcov;
 
 struct session {
 	struct target *target;
@@ -27,6 +29,8 @@ struct session {
 	struct handshake hs;
 	struct samples *smp;  /* the profiler's, or NULL */
 	struct coverage *cov; /* the run's, or NULL */
+	struct drcov *dc;     /* this process's blocks, when a .drcov is wanted */
+	const struct coverage_opts *cov_opts;
 	bool want_jitdump;
 	struct jitdump *jd;
 	struct uftrace *uft;   /* where its calls go (a tree's, or its own), or NULL */
