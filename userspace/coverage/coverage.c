@@ -53,23 +53,6 @@ void coverage_images(struct coverage *c, const struct guest *g)
 			file_of(c, g->retired[i].elf);
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-uint64_t *coverage_sorted(const struct cov_file *f, size_t *n)
-{
-	uint64_t *a = xmalloc((f->set.n ? f->set.n : 1) * sizeof(*a));
-	size_t k = u64set_keys(&f->set, a);
-
-	sort_by_key(a, k, sizeof(*a), 0, u64_cmp);
-	*n = k;
-	return a;
-}
-
 int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
 {
 	/* The first address at or above LO. */

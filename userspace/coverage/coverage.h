@@ -63,8 +63,6 @@ struct coverage {
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link);
 /* Every ELF image of G is listed, whether any of its code ran or not. */
 void coverage_images(struct coverage *c, const struct guest *g);
-/* The link addresses that ran in F, sorted: *N of them, to free(). */
-uint64_t *coverage_sorted(const struct cov_file *f, size_t *n);
 /* Did any of the sorted addresses A[0..N) run in [LO, HI)? */
 int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);
 /* Start counting intervals (--interval), at NOW (CLOCK_MONOTONIC). */

@@ -22,9 +22,9 @@ struct drcov {
 	size_t nmods, cap;
 	size_t last; /* the module of the last block */
 	/*
-	 * Blocks, as drcov's own 8-byte entries: start (offset in its module)
-	 * in bits 0-31, size in 32-47, module id in 48-63.  A block translated
-	 * again (after a flush) is one entry.
+	 * Blocks: module id in bits 48-63, offset in its module in 16-47,
+	 * size in 0-15, so that they sort as the file lists them.  A block
+	 * translated again (after a flush) is one key.
 	 */
 	struct u64set blocks;
 	uint64_t too_far; /* blocks beyond what an entry can say */
@@ -98,7 +98,7 @@ void drcov_block(struct drcov *d, const struct guest_image *img, uint64_t first,
 		d->too_far++;
 		return;
 	}
-	u64set_add(&d->blocks, off | size << 32 | (uint64_t)mod << 48);
+	u64set_add(&d->blocks, (uint64_t)mod << 48 | off << 16 | size);
 }
 
 void drcov_images(struct drcov *d, const struct guest *g)
@@ -109,29 +109,17 @@ void drcov_images(struct drcov *d, const struct guest *g)
 		module_of(d, &g->retired[i]);
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Version 2, the module table's version 2, blocks in module order. */
+/* Version 2, the module table's version 2, blocks by module and offset. */
 static int write_one(const struct drcov *d, const char *path)
 {
 	struct safe_file sf;
-	uint64_t *v = xmalloc((d->blocks.n ? d->blocks.n : 1) * sizeof(*v));
-	size_t n = u64set_keys(&d->blocks, v);
 	int err = safe_file_create(&sf, path, 0644, (uid_t)-1, (gid_t)-1);
+	uint64_t *v;
+	size_t n;
 
-	if (err) {
-		free(v);
+	if (err)
 		return err;
-	}
-	/* By module, then offset: the key's high bits, then its low. */
-	for (size_t i = 0; i < n; i++)
-		v[i] = v[i] >> 48 << 48 | (v[i] & 0xffffffffull) << 16 | (v[i] >> 32 & 0xffff);
-	sort_by_key(v, n, sizeof(*v), 0, u64_cmp);
+	v = u64set_sorted(&d->blocks, &n);
 	fprintf(sf.f, "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov-64\n");
 	fprintf(sf.f, "Module Table: version 2, count %zu\n", d->nmods);
 	fprintf(sf.f, "Columns: id, base, end, entry, path\n");

@@ -133,7 +133,7 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < c->nfiles; i++) {
 		struct elf_file *e = c->files[i].elf;
-		uint64_t *ran = coverage_sorted(&c->files[i], &it.nran);
+		uint64_t *ran = u64set_sorted(&c->files[i].set, &it.nran);
 
 		it.elf = e;
 		it.ran = ran;

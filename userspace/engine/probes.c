@@ -363,8 +363,11 @@ void probes_name_progs(const struct probes *p, const struct sampler *sm)
 
 		if (!objs[i])
 			continue;
-		bpf_object__for_each_program(prog, objs[i]) if (bpf_program__fd(prog) >= 0)
-			name_prog(bpf_program__fd(prog), bpf_object__btf(objs[i]));
+		bpf_object__for_each_program(prog, objs[i])
+		{
+			if (bpf_program__fd(prog) >= 0)
+				name_prog(bpf_program__fd(prog), bpf_object__btf(objs[i]));
+		}
 	}
 }
 

@@ -119,7 +119,6 @@ static void add_plt_sym(void *arg, const char *name, uint64_t addr, uint64_t siz
 		(struct raw_sym){.addr = addr, .size = size, .limit = addr + size, .rank = 3});
 }
 
-/* Read the function symbols of one ELF; returns true if it had .symtab. */
 /* Has ELF a .symtab?  (A file without one takes its debug file's.) */
 static bool has_symtab(Elf *elf)
 {
@@ -132,6 +131,7 @@ static bool has_symtab(Elf *elf)
 	return false;
 }
 
+/* Read the function symbols of one ELF; returns true if it had .symtab. */
 static bool read_syms(struct sym_builder *b, Elf *elf)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL;

@@ -46,14 +46,24 @@ bool u64set_add(struct u64set *s, uint64_t key)
 	return true;
 }
 
-size_t u64set_keys(const struct u64set *s, uint64_t *a)
+static int u64_cmp(const void *a, const void *b)
 {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t *u64set_sorted(const struct u64set *s, size_t *n)
+{
+	uint64_t *a = xmalloc((s->n ? s->n : 1) * sizeof(*a));
 	size_t k = 0;
 
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->slots[i])
 			a[k++] = s->slots[i] - 1;
-	return k;
+	sort_by_key(a, k, sizeof(*a), 0, u64_cmp);
+	*n = k;
+	return a;
 }
 
 void u64set_free(struct u64set *s)

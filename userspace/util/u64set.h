@@ -14,8 +14,8 @@ struct u64set {
 
 /* Add KEY (any but UINT64_MAX): was it new? */
 bool u64set_add(struct u64set *s, uint64_t key);
-/* The keys, in no order, into A (room for s->n): how many. */
-size_t u64set_keys(const struct u64set *s, uint64_t *a);
+/* The keys, ascending, *N of them: to free(). */
+uint64_t *u64set_sorted(const struct u64set *s, size_t *n);
 void u64set_free(struct u64set *s);
 
 #endif
