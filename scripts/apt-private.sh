@@ -12,7 +12,9 @@ apt_private() {
 	local kr=/usr/share/keyrings/debian-archive-keyring.gpg
 	printf 'deb [signed-by=%s] %s %s main\ndeb-src [signed-by=%s] %s %s main\n' \
 		"$kr" "$MIRROR" "$suite" "$kr" "$MIRROR" "$suite" >"$d/sources.list"
-	apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
+	# The builds run side by side (make check): one apt at a time per
+	# folder, since apt itself is told not to lock it.
+	flock "$d/.lock" apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
 		-o Dir::Etc::SourceParts=/dev/null \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"

@@ -222,10 +222,10 @@ running() {
 	echo "$n"
 }
 
-@test "churn for 30 s: tools come, go and die; named files; nothing left enabled (10.2.2)" {
-	churn 10.2.2 30
+@test "churn for 20 s: tools come, go and die; named files; nothing left enabled (10.2.2)" {
+	churn 10.2.2 20
 }
 
-@test "churn for 30 s: tools come, go and die; named files; nothing left enabled (7.2)" {
-	churn 7.2 30
+@test "churn for 15 s: tools come, go and die; named files; nothing left enabled (7.2)" {
+	churn 7.2 15
 }

@@ -48,8 +48,14 @@ check_probe_specs() { # BINARY PROBE...
 	done
 }
 
+# x86_64 and aarch64 are built dynamic (plugins, system mode); 10.2.2's
+# other architectures only static, as binfmt_misc runs them
+# (scripts/qemu-build.sh).
 qemu_bin() { # VERSION ARCH
-	echo "$BUILD/qemu-$1/bin/qemu-$2"
+	case $2 in
+	x86_64 | aarch64) echo "$BUILD/qemu-$1/bin/qemu-$2" ;;
+	*) echo "$BUILD/qemu-$1-static/bin/qemu-$2-static" ;;
+	esac
 }
 
 guest() { # ARCH NAME
@@ -412,11 +418,17 @@ binfmt_mount() {
 LONG="main;long_path;long_mid;long_inner;leaf_work"
 SHORT="main;short_path;leaf_work"
 
+# The name the kernel gives a process of QEMU $V for ARCH (comm: 15
+# characters, so qemu-riscv64-static is qemu-riscv64-st).
+qemu_comm() { # ARCH
+	basename "$(qemu_bin "$V" "$1")" | cut -c1-15
+}
+
 # Check a folded profile of tree.c: >= 85 % of the samples on the two
 # exact chains, rooted at COMM-PID, and the long path's share 2/3 +- 10.
 check_tree() { # FOLDED PID ARCH
 	local out
-	out=$(awk -v long="$LONG" -v short="$SHORT" -v root="^qemu-$3-$2;" '
+	out=$(awk -v long="$LONG" -v short="$SHORT" -v root="^$(qemu_comm "$3")-$2;" '
 		{ n = $NF; total += n; s = $0; sub(/ [0-9]+$/, "", s) }
 		s ~ root && substr(s, length(s) - length(long) + 1) == long &&
 			s !~ ";leaf_work;" && split(s, f, ";") <= 9 { l += n }

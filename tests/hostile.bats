@@ -50,9 +50,9 @@ leaf_share() { # FUNC
 	local arch mode cg expected l t depth
 	for arch in x86_64 aarch64; do
 		for mode in fploop fpwild sptop; do
-			expected=$("$(qemu_bin 10.2.2 "$arch")" "$(guest "$arch" hostile)" "$mode" 1500)
+			expected=$("$(qemu_bin 10.2.2 "$arch")" "$(guest "$arch" hostile)" "$mode" 700)
 			for cg in fp dwarf; do
-				attached "$arch" "$cg" "$expected" "$(guest "$arch" hostile)" "$mode" 1500
+				attached "$arch" "$cg" "$expected" "$(guest "$arch" hostile)" "$mode" 700
 				read -r l t < <(leaf_share bad_frames)
 				[ "$l" -gt $((t / 2)) ] || fail "$arch $mode $cg: bad_frames in $l of $t samples"
 				# However the chain goes, a stack ends.
@@ -115,8 +115,8 @@ leaf_share() { # FUNC
 	assert_line --regexp "warning: pid $BG_PID: $D/h: its section headers lie outside the file"
 }
 
-@test "a guest that execs itself 1000 times" {
-	local n=${HOSTILE_EXECS:-1000}
+@test "a guest that execs itself 300 times" {
+	local n=${HOSTILE_EXECS:-300}
 	binfmt_register "$(qemu_bin 10.2.2 aarch64)"
 	attached aarch64 fp "exec 0 b504f32d" "$(guest aarch64 hostile)" exec "$n"
 	assert_line --regexp "^qemu-jitbpf: $((n + 1)) QEMU processes \(0 forked\), $((n + 1)) perf maps, 0 jitdumps, 1 uftrace, 0 without a handshake$"
