@@ -2,6 +2,7 @@
 
 QEMU_VERSION ?= 10.2.2
 QEMU_VERSIONS := 10.2.2 7.2
+QEMU_BUILDS := $(addprefix qemu-build-,$(QEMU_VERSIONS)) qemu-build-static
 # Guests of both QEMU versions (and of system mode), and those of 10.2.2
 # only (linux-user).
 LAB_ARCHES := x86_64 aarch64
@@ -93,7 +94,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-build-static qemu-ref binfmt-install binfmt-uninstall guests tests check check-asan test bench demo fuzz fuzzers \
+.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref binfmt-install binfmt-uninstall guests tests check check-asan test bench demo fuzz fuzzers \
 	format install clean distclean
 
 all: tool guests
@@ -215,7 +216,6 @@ endif
 
 # Each QEMU a make target of its own, so that make -j builds them side by
 # side (make check): configure, linking and downloads leave a core idle.
-QEMU_BUILDS := $(addprefix qemu-build-,$(QEMU_VERSIONS)) qemu-build-static
 qemu-all: $(QEMU_BUILDS)
 $(addprefix qemu-build-,$(QEMU_VERSIONS)): qemu-build-%:
 	@scripts/qemu-build.sh $*
