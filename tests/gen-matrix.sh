@@ -4,8 +4,8 @@
 # The second list names the primary pairs, which run every test.  The
 # other pairs leave out the tests marked "# matrix: primary pairs only":
 # those that exercise no code of their own per guest architecture (the
-# handshake, the probes' arguments, bpftrace, the tool's filters), whose
-# every run beyond the primary pairs cost CI time and found nothing.
+# handshake, the probes' arguments, bpftrace, the tool's filters), which
+# the primary pairs cover (docs/design.md, "Tests").
 set -eu
 out=$1 pairs=$2 primary=${3:-$2}
 src=$(cd "$(dirname "$0")" && pwd)
