@@ -203,7 +203,7 @@ int BPF_USDT(tb_flush)
 }
 
 SEC("usdt")
-int BPF_USDT(jit_attach, __u32 n, __u32 request, __u64 poll_ns)
+int BPF_USDT(jit_attach, __u32 n, __u32 request, __u64 poll_ns, __u32 flushes)
 {
 	struct qj_attach *r = reserve(sizeof(*r));
 
@@ -213,6 +213,8 @@ int BPF_USDT(jit_attach, __u32 n, __u32 request, __u64 poll_ns)
 	r->count = n;
 	r->request = request;
 	r->poll_ns = poll_ns;
+	r->flushes = flushes;
+	r->pad = 0;
 	qj_submit(&events, r, wake_bytes, true);
 	return 0;
 }

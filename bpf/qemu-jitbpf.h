@@ -113,6 +113,8 @@ struct qj_attach {
 	__u32 count;   /* handshake number in QEMU */
 	__u32 request; /* value of the request counter it answers */
 	__u64 poll_ns; /* when QEMU saw the request (CLOCK_MONOTONIC) */
+	__u32 flushes; /* code-cache flushes before it (0 from an older QEMU) */
+	__u32 pad;
 };
 
 struct qj_marker {

@@ -160,22 +160,44 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	assert_output --regexp "Total: +$(grep -c '^DA:' "$D/c.info") lines"
 }
 
-@test "--coverage attached late: the code that runs after the attach; sources under --coverage-prefix" {
-	local g
-	g=$(guest x86_64 cov)
-	start_bg "$(qemu_bin 10.2.2 x86_64)" "$g" -u "$D/stop"
+# Attach to `cov MODE FILE` (QEMU V) once it has run a second, for 1.5 s,
+# into $D/late-V.info; the tool's output in $output, QEMU's pid in $LATE_PID.
+attach_late() { # V MODE
+	start_bg "$(qemu_bin "$1" x86_64)" "$(guest x86_64 cov)" "$2" "$D/stop-$1"
+	LATE_PID=$BG_PID
 	sleep 1
-	(sleep 1.5 && touch "$D/stop") &
-	run "$QEMU_JITBPF" -p "$BG_PID" --coverage="$D/late.info" --coverage-prefix="$TOP/tests=/src"
+	(sleep 1.5 && touch "$D/stop-$1") &
+	run "$QEMU_JITBPF" -p "$BG_PID" --coverage="$D/late-$1.info" --coverage-prefix="$TOP/tests=/src"
 	assert_success
 	wait_bg 20
-	# (What ran only before the attach, init_once(), is not there: QEMU
-	# flushes its code cache at the handshake without reporting it.)
-	run lcov_fns "$D/late.info"
-	assert_line 'looped 1'
-	assert_line 'never_called 0'
-	grep -qx 'SF:/src/guests/cov.c' "$D/late.info" || fail "$(grep SF: "$D/late.info")"
-	! grep -q "^SF:$TOP/tests/" "$D/late.info" || fail "a source not under the new prefix"
+}
+
+@test "--coverage attached late: what ran since QEMU started (its code cache at the attach), then all that runs; sources under --coverage-prefix" {
+	local v
+	for v in 10.2.2 7.2; do
+		attach_late "$v" -u
+		refute_output --partial "flushed"
+		# init_once() ran once, before the attach: QEMU reported it from
+		# its code cache at the handshake.
+		run lcov_fns "$D/late-$v.info"
+		assert_line 'init_once 1'
+		assert_line 'looped 1'
+		assert_line 'never_called 0'
+		assert_line 'worker 0'
+		grep -qx 'SF:/src/guests/cov.c' "$D/late-$v.info" || fail "$(grep SF: "$D/late-$v.info")"
+		! grep -q "^SF:$TOP/tests/" "$D/late-$v.info" || fail "a source not under the new prefix"
+	done
+}
+
+@test "--coverage attached late after a code-cache flush: what the flush took is lost, and the tool says so" {
+	# cov -U starts a thread first, for which QEMU flushes its code cache.
+	attach_late 10.2.2 -U
+	assert_line "qemu-jitbpf: warning: pid $LATE_PID: QEMU flushed its code cache 1 time before we attached: the coverage misses code that ran only before it"
+	run lcov_fns "$D/late-10.2.2.info"
+	assert_line 'init_once 1'
+	assert_line 'worker 1'
+	# It ran in_child() before the flush, and never again.
+	assert_line 'in_child 0'
 }
 
 @test "--coverage of a bare-metal aarch64 program (system mode): the branch it never takes is all it misses" {

@@ -200,15 +200,32 @@ linux_attached_after_boot() { # ARCH
 	kill -0 "$VM_PID" || fail "the VM did not keep running"
 }
 
-@test "Linux VM profile and --top: the guest kernel's and the workload's functions" {
+@test "Linux VM profile, coverage and --top: the guest kernel's and the workload's functions" {
 	local ks
 	ks=$(linux_kallsyms x86_64)
 	start_linux x86_64 3000000
 	# As copied through a serial console: CRLF line ends, read as LF.
 	sed 's/$/\r/' "$ks" >"$D/kallsyms.crlf"
 	run "$QEMU_JITBPF" -p "$VM_PID" -d 3 --profile="$D/p.folded" --guest-symbols "$D/kallsyms.crlf" \
-		--guest-elf "$BUILD/guests/x86_64/hot"
+		--guest-elf "$BUILD/guests/x86_64/hot" --coverage="$D/vm.info"
 	assert_success
+	# Coverage: the kernel's functions from its symbols (no lines), the
+	# workload's lines and functions from its DWARF.
+	local fnf fnh
+	fnf=$(awk -v f="SF:$D/kallsyms.crlf" '$0 == f { s = 1 } s && /^FNF:/ { print substr($0, 5); exit }' "$D/vm.info")
+	fnh=$(awk -v f="SF:$D/kallsyms.crlf" '$0 == f { s = 1 } s && /^FNH:/ { print substr($0, 5); exit }' "$D/vm.info")
+	echo "# guest kernel: $fnh of $fnf functions ran" >&3
+	# Every function of the map (one name per address), run or not.
+	[ "$fnf" -eq "$(awk '$2 ~ /^[tTwW]$/ && $1 !~ /^0+$/ { print $1 }' "$ks" | sort -u | wc -l)" ] ||
+		fail "$fnf kernel functions listed"
+	[ "$fnh" -ge 100 ] && [ $((fnh * 4)) -lt "$fnf" ] || fail "$fnh of $fnf kernel functions ran"
+	# (Timer interrupts come while it runs.)
+	grep -qE '^FNDA:[1-9][0-9]*,hrtimer_interrupt$' "$D/vm.info" || fail "hrtimer_interrupt did not run"
+	grep -qE '^FNDA:[1-9][0-9]*,hot_main$' "$D/vm.info" || fail "hot_main did not run"
+	grep -q '^SF:.*/tests/guests/hot.c$' "$D/vm.info" || fail "no hot.c"
+	run genhtml -q --no-source -o "$D/html" "$D/vm.info"
+	assert_success
+	refute_output --partial WARNING
 	local total main kern
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$D/p.folded")
 	main=$(awk '/;hot_main( |;)/ { n += $NF } END { print n + 0 }' "$D/p.folded")

@@ -4,7 +4,8 @@
  * -O0 guests.  Branches taken one way only, a switch, a loop, a function
  * never called, threads and a fork; what runs depends only on argc.
  * Usage: cov [ARGS...] | cov -u FILE (runs init_once(), then loops until
- * FILE exists: for an attach late)
+ * FILE exists: for an attach late) | cov -U FILE (the same after in_child()
+ * and a thread, for which QEMU flushes its code cache)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -77,7 +78,12 @@ int main(int argc, char **argv)
 	int status = 0;
 	pid_t pid;
 
-	if (argc == 3 && !strcmp(argv[1], "-u")) {
+	if (argc == 3 && (!strcmp(argv[1], "-u") || !strcmp(argv[1], "-U"))) {
+		if (argv[1][1] == 'U') {
+			total = in_child(argc);
+			pthread_create(&t[0], NULL, worker, (void *)3L);
+			pthread_join(t[0], NULL);
+		}
 		total = init_once();
 		while (access(argv[2], F_OK))
 			total += looped(3);

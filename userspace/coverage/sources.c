@@ -92,6 +92,27 @@ static void functions(struct items *it, struct elf_file *e)
 	decls_free(d, nd);
 }
 
+/*
+ * A symbol map (--guest-symbols: a guest kernel's kallsyms or System.map)
+ * has functions and no lines: each function is listed under the map's
+ * path, at its rank in address order, run when its entry ran.
+ */
+static void map_functions(struct items *it, struct elf_file *e)
+{
+	const char *path = elf_file_path(e), *name;
+	uint64_t prev = UINT64_MAX;
+	int rank = 0;
+
+	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
+		const struct sym *s = elf_file_sym_at(e, i);
+
+		if (s->addr == prev || !(name = elf_file_sym_name(e, s)))
+			continue;
+		prev = s->addr;
+		add(it, path, name, ++rank, coverage_any(it->ran, it->nran, s->addr, s->addr + 1));
+	}
+}
+
 static int item_cmp(const void *a, const void *b)
 {
 	const struct src_item *x = a, *y = b;
@@ -137,8 +158,12 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 
 		it.elf = e;
 		it.ran = ran;
-		elf_file_lines_each(e, on_row, &it);
-		functions(&it, e);
+		if (elf_file_fd(e) < 0) {
+			map_functions(&it, e);
+		} else {
+			elf_file_lines_each(e, on_row, &it);
+			functions(&it, e);
+		}
 		free(ran);
 	}
 	qsort(it.v, it.n, sizeof(*it.v), item_cmp);

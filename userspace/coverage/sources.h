@@ -8,6 +8,8 @@
  * is listed, so that a percentage means something.  Files of several
  * images (a header's inline code, a program and its libraries) are
  * merged per source file, as lcov -a merges, after --coverage-prefix.
+ * A symbol map (--guest-symbols) lists its functions only, under its own
+ * path, each at its rank in address order.
  */
 #ifndef QJ_SOURCES_H
 #define QJ_SOURCES_H

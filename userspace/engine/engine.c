@@ -419,6 +419,10 @@ static void summary(struct engine *e, long long uft_records)
 		pr_dbg("%" PRIu64 " TB reports from before the handshake (QEMU held them while we "
 		       "attached)",
 		       e->tbs_held);
+	if (e->tbs_cached)
+		pr_dbg("%" PRIu64 " TB reports of QEMU's code cache at the handshake (what ran "
+		       "before we came)",
+		       e->tbs_cached);
 	if (e->calls_waits)
 		pr_dbg("QEMU waited %" PRIu64 " times for us to read its calls", e->calls_waits);
 	if (!getrusage(RUSAGE_SELF, &ru))

@@ -118,7 +118,7 @@ struct engine {
 	bool nameless;	      /* the root never answered: no files */
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
-	uint64_t tbs_early, tbs_held, tbs_incomplete;
+	uint64_t tbs_early, tbs_held, tbs_cached, tbs_incomplete;
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 

@@ -294,6 +294,7 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->flushes += s->jm.flushes;
 	e->tbs_early += s->jm.tbs_early;
 	e->tbs_held += s->jm.tbs_held;
+	e->tbs_cached += s->jm.tbs_cached;
 	e->tbs_incomplete += s->jm.tbs_incomplete;
 	e->calls_waits += s->calls_waits;
 	e->bytes += s->bytes;

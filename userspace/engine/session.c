@@ -164,7 +164,9 @@ static void on_run(void *ctx, const struct jit_run *run)
 		drcov_block(s->dc, img, run->locs[0].link + img->bias,
 			    run->locs[run->n - 1].link + img->bias);
 	}
-	if (s->jd)
+	/* (The code cache's TBs at a handshake come without their code,
+	 * which the handshake's flush is about to free.) */
+	if (s->jd && run->code)
 		emit_jitdump(s, run);
 }
 
@@ -206,6 +208,23 @@ static void on_marker(struct session *s, const struct qj_marker *r)
 	pr_dbg("pid %d: jitdump %s", s->target->pid, r->path);
 }
 
+static void on_attach(struct session *s, const struct qj_attach *r)
+{
+	bool was = s->hs.answered;
+
+	handshake_event(&s->hs, r->poll_ns);
+	if (!s->hs.answered || was)
+		return;
+	if (!s->jm.answered_ns)
+		s->jm.answered_ns = r->poll_ns;
+	/* Our handshake: QEMU reports its code cache, not what it flushed. */
+	if (s->cov && r->flushes)
+		pr_warn("pid %d: QEMU flushed its code cache %u time%s before we attached: the "
+			"coverage misses code that ran only before %s",
+			s->target->pid, r->flushes, r->flushes == 1 ? "" : "s",
+			r->flushes == 1 ? "it" : "the last one");
+}
+
 void session_event(struct session *s, const void *data, size_t size)
 {
 	const struct qj_hdr *h = data;
@@ -225,13 +244,8 @@ void session_event(struct session *s, const void *data, size_t size)
 		jitmap_flush(&s->jm);
 		break;
 	case QJ_EV_ATTACH:
-		if (size >= sizeof(struct qj_attach)) {
-			uint64_t poll_ns = ((const struct qj_attach *)data)->poll_ns;
-
-			handshake_event(&s->hs, poll_ns);
-			if (s->hs.answered && !s->jm.answered_ns)
-				s->jm.answered_ns = poll_ns;
-		}
+		if (size >= sizeof(struct qj_attach))
+			on_attach(s, data);
 		break;
 	case QJ_EV_MARKER:
 		if (size >= sizeof(struct qj_marker))

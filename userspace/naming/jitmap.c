@@ -21,13 +21,14 @@ struct partial {
 #define MAX_PARTIALS 64
 
 /* QEMU's JitTbRecord (accel/tcg/jit-tbs.h). */
+#define TB_CACHED 1 /* in the code cache at a handshake: no host code */
 struct tb_record {
 	uint64_t ts;
 	uint64_t pc;
 	uint64_t host;
 	uint32_t size;
 	uint16_t icount;
-	uint16_t pad;
+	uint16_t flags; /* TB_CACHED */
 	uint32_t len;
 	uint32_t pad2;
 };
@@ -173,7 +174,7 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 				.ts = tb->ts,
 				.tid = tid,
 				.host = tb->host + from,
-				.code = code + from,
+				.code = code ? code + from : NULL,
 				.size = to - from,
 				.name = guest_loc_text(&locs[first], gpc[first], buf),
 				.n = i - first,
@@ -195,22 +196,25 @@ static void process_batch(struct jitmap *m, const uint8_t *data, uint32_t total,
 
 	while (off + sizeof(struct tb_record) <= total) {
 		struct tb_record tb;
-		uint32_t n, offs;
+		uint32_t n, offs, code;
 
 		memcpy(&tb, data + off, sizeof(tb));
 		n = tb.icount;
 		offs = (n * 2 + 7) & ~7u;
+		code = tb.flags & TB_CACHED ? 0 : (tb.size + 7) & ~7u;
 		if (!n || n > QJ_TB_MAX_INSNS || tb.size > QJ_TB_MAX_CODE || tb.len % 8 ||
-		    tb.len != sizeof(tb) + n * 8 + offs + ((tb.size + 7) & ~7u) ||
+		    (tb.flags & ~TB_CACHED) || tb.len != sizeof(tb) + n * 8 + offs + code ||
 		    tb.len > total - off) {
 			pr_warn("malformed TB report in a batch from QEMU");
 			m->tbs_incomplete++;
 			return;
 		}
+		if (tb.flags & TB_CACHED)
+			m->tbs_cached++;
 		/* The record is 8-byte aligned in the batch, and so are its parts. */
 		process_tb(m, &tb, tid, (const uint64_t *)(data + off + sizeof(tb)),
 			   (const uint16_t *)(data + off + sizeof(tb) + n * 8),
-			   data + off + sizeof(tb) + n * 8 + offs, fn, ctx);
+			   code ? data + off + sizeof(tb) + n * 8 + offs : NULL, fn, ctx);
 		off += tb.len;
 	}
 }

@@ -42,6 +42,7 @@ struct jitmap {
 	uint64_t tbs_early;	 /* before the prologue: retranslated later */
 	uint64_t answered_ns;	 /* when QEMU answered our first request */
 	uint64_t tbs_held;	 /* translated before that: held by QEMU */
+	uint64_t tbs_cached;	 /* in the code cache at a handshake */
 };
 
 /*
@@ -53,7 +54,7 @@ struct jit_run {
 	uint64_t ts; /* when QEMU reported the TB */
 	uint32_t tid;
 	uint64_t host;
-	const uint8_t *code;
+	const uint8_t *code; /* NULL: a TB of the code cache at a handshake */
 	uint32_t size;
 	const char *name;
 	uint32_t n;		      /* instructions */
