@@ -31,10 +31,13 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 	if (c->last && c->last->elf == elf)
 		return c->last;
 	for (size_t i = 0; i < c->nfiles; i++)
-		if (c->files[i].elf == elf)
-			return c->last = &c->files[i];
+		if (c->files[i].elf == elf) {
+			c->last = &c->files[i];
+			c->last->used = ++c->clock;
+			return c->last;
+		}
 	grow(&c->files, &c->cap, c->nfiles + 1, sizeof(*c->files));
-	c->files[c->nfiles] = (struct cov_file){.elf = elf_file_ref(elf)};
+	c->files[c->nfiles] = (struct cov_file){.elf = elf_file_ref(elf), .used = ++c->clock};
 	return c->last = &c->files[c->nfiles++];
 }
 
@@ -61,6 +64,32 @@ int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
 	return l < n && a[l] < hi;
 }
 
+void coverage_bound(struct coverage *c)
+{
+	for (;;) {
+		struct cov_file *oldest = NULL;
+		size_t idle = 0;
+
+		for (size_t i = 0; i < c->nfiles; i++) {
+			struct cov_file *f = &c->files[i];
+
+			if (elf_file_holders(f->elf) > 1)
+				continue; /* a process still maps it */
+			idle++;
+			if (!oldest || f->used < oldest->used)
+				oldest = f;
+		}
+		if (idle <= COV_IDLE_FILES)
+			return;
+		sources_fold(c, oldest);
+		elf_file_put(oldest->elf);
+		u64set_free(&oldest->set);
+		*oldest = c->files[--c->nfiles];
+		c->last = NULL;
+		c->files_folded++;
+	}
+}
+
 void coverage_free(struct coverage *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++) {
@@ -68,6 +97,8 @@ void coverage_free(struct coverage *c)
 		u64set_free(&c->files[i].set);
 	}
 	free(c->files);
+	free(c->folded);
+	strtab_free(&c->folded_names);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -157,5 +188,9 @@ int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t no
 
 int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 {
+	if (c->files_folded)
+		pr_dbg("coverage: %" PRIu64 " files folded into %zu lines and functions and let go, "
+		       "%zu held",
+		       c->files_folded, c->nfolded, c->nfiles);
 	return write_files(c, o, c->interval_start);
 }

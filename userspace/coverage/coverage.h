@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "util/keep.h"
+#include "util/strtab.h"
 #include "util/u64set.h"
 
 struct elf_file;
@@ -49,12 +50,25 @@ enum cov_format coverage_format(const char *file);
 struct cov_file {
 	struct elf_file *elf; /* held */
 	struct u64set set;    /* link addresses that ran */
+	uint64_t used;	      /* the coverage's clock when it last ran */
 };
+
+/* Files no process holds any more, beyond this many, are folded. */
+#define COV_IDLE_FILES 16
+
+struct src_item;
 
 struct coverage {
 	struct cov_file *files;
 	size_t nfiles, cap;
 	struct cov_file *last; /* the file of the last instruction */
+	uint64_t clock;
+	/* Files folded into their sources' lines and functions, and let go
+	 * (coverage_bound()): their items, by raw path (sources.h). */
+	struct src_item *folded;
+	size_t nfolded, folded_cap, folded_merged;
+	struct strtab folded_names;
+	uint64_t files_folded;
 	uint64_t split_ns;     /* --interval: when the interval under way ends */
 	time_t interval_start; /* and when it began (wall clock) */
 };
@@ -63,6 +77,13 @@ struct coverage {
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link);
 /* Every ELF image of G is listed, whether any of its code ran or not. */
 void coverage_images(struct coverage *c, const struct guest *g);
+/*
+ * Bound the memory of a long run (-a, a test suite's many programs): the
+ * files no process holds, beyond COV_IDLE_FILES, least recently run
+ * first, are folded into their lines and functions (what the writers
+ * need of them) and let go, so that the ELF cache can free them.
+ */
+void coverage_bound(struct coverage *c);
 /* Did any of the sorted addresses A[0..N) run in [LO, HI)? */
 int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);
 /* Start counting intervals (--interval), at NOW (CLOCK_MONOTONIC). */

@@ -145,6 +145,40 @@ static size_t merge(struct src_item *v, size_t n)
 	return k;
 }
 
+/* The items of one file: its lines and functions, run or not. */
+static void read_file(struct items *it, const struct cov_file *f)
+{
+	struct elf_file *e = f->elf;
+	uint64_t *ran = u64set_sorted(&f->set, &it->nran);
+
+	it->elf = e;
+	it->ran = ran;
+	if (elf_file_fd(e) < 0) {
+		map_functions(it, e);
+	} else {
+		elf_file_lines_each(e, on_row, it);
+		functions(it, e);
+	}
+	free(ran);
+}
+
+void sources_fold(struct coverage *c, const struct cov_file *f)
+{
+	struct items it = {.names = &c->folded_names};
+
+	read_file(&it, f);
+	grow(&c->folded, &c->folded_cap, c->nfolded + it.n, sizeof(*c->folded));
+	memcpy(c->folded + c->nfolded, it.v, it.n * sizeof(*it.v));
+	c->nfolded += it.n;
+	free(it.v);
+	/* A program run again and again is folded again and again: merged
+	 * whenever the items doubled, they stay one per line. */
+	if (c->nfolded > 2 * c->folded_merged) {
+		qsort(c->folded, c->nfolded, sizeof(*c->folded), item_cmp);
+		c->nfolded = c->folded_merged = merge(c->folded, c->nfolded);
+	}
+}
+
 void sources_read(struct sources *s, const struct coverage *c, const struct cov_prefix *px,
 		  size_t npx)
 {
@@ -152,20 +186,10 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	size_t cap = 0;
 
 	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < c->nfiles; i++) {
-		struct elf_file *e = c->files[i].elf;
-		uint64_t *ran = u64set_sorted(&c->files[i].set, &it.nran);
-
-		it.elf = e;
-		it.ran = ran;
-		if (elf_file_fd(e) < 0) {
-			map_functions(&it, e);
-		} else {
-			elf_file_lines_each(e, on_row, &it);
-			functions(&it, e);
-		}
-		free(ran);
-	}
+	for (size_t i = 0; i < c->nfolded; i++)
+		add(&it, c->folded[i].file, c->folded[i].name, c->folded[i].line, c->folded[i].hits);
+	for (size_t i = 0; i < c->nfiles; i++)
+		read_file(&it, &c->files[i]);
 	qsort(it.v, it.n, sizeof(*it.v), item_cmp);
 	it.n = merge(it.v, it.n);
 	s->items = it.v;

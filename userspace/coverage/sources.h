@@ -20,6 +20,7 @@
 #include "util/strtab.h"
 
 struct coverage;
+struct cov_file;
 struct cov_prefix;
 
 /* A line, or a function (NAME set), of a source file. */
@@ -46,8 +47,11 @@ struct sources {
 	struct strtab names;
 };
 
+/* Everything C covers: its folded items, then its files. */
 void sources_read(struct sources *s, const struct coverage *c, const struct cov_prefix *px,
 		  size_t npx);
+/* Add F's items (raw paths) to C's folded ones, merged now and then. */
+void sources_fold(struct coverage *c, const struct cov_file *f);
 void sources_free(struct sources *s);
 
 #endif

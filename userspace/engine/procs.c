@@ -6,6 +6,7 @@
  * ends: its files are completed, and what it runs next is a new session),
  * an exit.  One path, proc_end(), completes a process's files.
  */
+#include "coverage/coverage.h"
 #include "coverage/drcov.h"
 #include "engine/engine.h"
 #include "util/util.h"
@@ -118,9 +119,14 @@ void procs_ask(struct proc *p)
 
 static void proc_free(struct proc *p)
 {
+	struct coverage *cov = p->s.cov;
+
 	if (p->own_uft && p->s.uft)
 		uftrace_discard(p->s.uft);
 	session_free(&p->s);
+	/* Its files may be held by the coverage only now. */
+	if (cov)
+		coverage_bound(cov);
 	if (p->t == &p->own)
 		target_free(&p->own);
 	linkset_clear(&p->links);

@@ -111,6 +111,11 @@ struct elf_file *elf_file_ref(struct elf_file *e)
 	return e;
 }
 
+unsigned int elf_file_holders(const struct elf_file *e)
+{
+	return e->refs;
+}
+
 void elf_file_put(struct elf_file *e)
 {
 	struct elf_file *oldest = NULL;

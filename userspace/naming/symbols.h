@@ -60,6 +60,8 @@ struct elf_file *symbol_map_get(const char *path, char *why, size_t len);
 struct elf_file *elf_file_ref(struct elf_file *e);
 /* A holder lets E go; E may be NULL. */
 void elf_file_put(struct elf_file *e);
+/* How many hold E. */
+unsigned int elf_file_holders(const struct elf_file *e);
 /* What the cache did, for -v and the soak benchmark. */
 struct elf_cache_stats {
 	uint64_t loaded; /* files read */
