@@ -189,7 +189,8 @@ int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t no
 int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 {
 	if (c->files_folded)
-		pr_dbg("coverage: %" PRIu64 " files folded into %zu lines and functions and let go, "
+		pr_dbg("coverage: %" PRIu64
+		       " files folded into %zu lines and functions and let go, "
 		       "%zu held",
 		       c->files_folded, c->nfolded, c->nfiles);
 	return write_files(c, o, c->interval_start);

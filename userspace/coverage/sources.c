@@ -187,7 +187,8 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < c->nfolded; i++)
-		add(&it, c->folded[i].file, c->folded[i].name, c->folded[i].line, c->folded[i].hits);
+		add(&it, c->folded[i].file, c->folded[i].name, c->folded[i].line,
+		    c->folded[i].hits);
 	for (size_t i = 0; i < c->nfiles; i++)
 		read_file(&it, &c->files[i]);
 	qsort(it.v, it.n, sizeof(*it.v), item_cmp);
