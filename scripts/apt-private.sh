@@ -9,9 +9,14 @@ apt_private() {
 	shift
 	local d=$CACHE/apt-$suite
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
-	local kr=/usr/share/keyrings/debian-archive-keyring.gpg
+	local kr=/usr/share/keyrings/debian-archive-keyring.gpg tmp
+	# Written beside it and renamed: a build side by side may be reading
+	# it (an apt-get that found it cut short saw no deb-src line).
+	tmp=$(mktemp "$d/sources.list.XXXXXX")
 	printf 'deb [signed-by=%s] %s %s main\ndeb-src [signed-by=%s] %s %s main\n' \
-		"$kr" "$MIRROR" "$suite" "$kr" "$MIRROR" "$suite" >"$d/sources.list"
+		"$kr" "$MIRROR" "$suite" "$kr" "$MIRROR" "$suite" >"$tmp"
+	chmod 644 "$tmp"
+	mv -f "$tmp" "$d/sources.list"
 	# The builds run side by side (make check): one apt at a time per
 	# folder, since apt itself is told not to lock it.
 	flock "$d/.lock" apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
