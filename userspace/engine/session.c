@@ -213,12 +213,10 @@ static void on_attach(struct session *s, const struct qj_attach *r)
 	bool was = s->hs.answered;
 
 	handshake_event(&s->hs, r->poll_ns);
-	if (!s->hs.answered || was)
-		return;
-	if (!s->jm.answered_ns)
+	if (s->hs.answered && !s->jm.answered_ns)
 		s->jm.answered_ns = r->poll_ns;
 	/* Our handshake: QEMU reports its code cache, not what it flushed. */
-	if (s->cov && r->flushes)
+	if (s->hs.answered && !was && s->cov && r->flushes)
 		pr_warn("pid %d: QEMU flushed its code cache %u time%s before we attached: the "
 			"coverage misses code that ran only before %s",
 			s->target->pid, r->flushes, r->flushes == 1 ? "" : "s",

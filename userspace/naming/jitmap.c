@@ -214,7 +214,8 @@ static void process_batch(struct jitmap *m, const uint8_t *data, uint32_t total,
 		/* The record is 8-byte aligned in the batch, and so are its parts. */
 		process_tb(m, &tb, tid, (const uint64_t *)(data + off + sizeof(tb)),
 			   (const uint16_t *)(data + off + sizeof(tb) + n * 8),
-			   code ? data + off + sizeof(tb) + n * 8 + offs : NULL, fn, ctx);
+			   tb.flags & TB_CACHED ? NULL : data + off + sizeof(tb) + n * 8 + offs, fn,
+			   ctx);
 		off += tb.len;
 	}
 }
