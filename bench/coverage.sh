@@ -1,6 +1,9 @@
 #!/bin/bash
 # What --coverage costs a launched run, QEMU 10.2.2 x86_64, against plain
-# QEMU and against --perfmap (the same TB reports, another file):
+# QEMU and against --perfmap (the same TB reports, another file); and what
+# --coverage-counts costs, against QEMU's own plugins that count or list
+# blocks (hotblocks with inline counters, drcov), loaded into the same
+# patched QEMU (which runs its usual code when no tool listens):
 #
 #   W1   python3 imports (translation-heavy: the code that runs once)
 #   fib  a static fib(30) guest (execution-bound: a few hot blocks)
@@ -17,10 +20,11 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
 ROUNDS=${ROUNDS:-10}
 PAT=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
+PLUGINS=$TOP/build/qemu-10.2.2/plugins
 TOOL=$TOP/build/bin/qemu-jitbpf
 FIB=$TOP/build/guests/x86_64/fib
 
-need "make qemu tool guests" "$PAT" "$TOOL" "$FIB"
+need "make qemu tool guests" "$PAT" "$TOOL" "$FIB" "$PLUGINS/libhotblocks.so" "$PLUGINS/libdrcov.so"
 need_rounds
 need_root
 
@@ -38,16 +42,22 @@ run_mode() {
 	plain) "${cmd[@]}" >/dev/null ;;
 	perfmap) "$TOOL" --perfmap -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
 	coverage) "$TOOL" --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	counts) "$TOOL" --coverage-counts --coverage="$work/c.info" --coverage="$work/hot.csv" \
+		-- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	hotblocks) "${cmd[0]}" -plugin "$PLUGINS/libhotblocks.so,inline=on" -d plugin \
+		-D "$work/hb.log" "${cmd[@]:1}" >/dev/null ;;
+	drcov) "${cmd[0]}" -plugin "$PLUGINS/libdrcov.so,filename=$work/p.drcov" \
+		"${cmd[@]:1}" >/dev/null ;;
 	esac
 	t1=$EPOCHREALTIME
-	if [ "$2" != plain ]; then
+	if [ "$2" != plain ] && [ "$2" != hotblocks ] && [ "$2" != drcov ]; then
 		grep -q ' 0 events lost' "$work/err" || echo "lost: $(grep 'events lost' "$work/err")" >>"$work/lost"
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$work/err")"
 	fi
 	echo "$t1 - $t0" | bc -l
 }
 
-modes=(plain perfmap coverage)
+modes=(plain perfmap coverage counts hotblocks drcov)
 for w in w1 fib; do
 	declare -A wall=()
 	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches

@@ -172,6 +172,79 @@ int BPF_USDT(tb_gen_code_batch, __u64 records, __u64 len, __u32 n)
 	return 0;
 }
 
+/* State of one jit_counts hit, shared with the bpf_loop callback. */
+struct counts_ctx {
+	__u64 ts, counts, array, seq, missed, sync;
+	__u32 first, n, kind;
+	__s32 cpu;
+};
+
+static long send_counts(__u32 idx, struct counts_ctx *c)
+{
+	__u32 off = idx * QJ_COUNTS_PER_REC, n;
+	struct qj_counts *r;
+	__u64 len;
+
+	/* (The first record goes even without counts.) */
+	if ((idx && off >= c->n) || off > QJ_COUNTS_MAX_HIT)
+		return 1;
+	n = c->n - off;
+	if (n > QJ_COUNTS_PER_REC)
+		n = QJ_COUNTS_PER_REC;
+	r = reserve(sizeof(*r));
+	if (!r) {
+		count(QJ_LOST_COUNTS, n);
+		return 0;
+	}
+	fill_hdr(&r->hdr, QJ_EV_COUNTS, c->ts);
+	r->array = c->array;
+	r->seq = c->seq;
+	r->missed = c->missed;
+	r->sync = c->sync;
+	r->first = c->first + off;
+	r->cpu = c->cpu;
+	r->kind = c->kind;
+	r->n = n;
+	len = (__u64)n * sizeof(__u64);
+	/* (Bounded where the helper reads it, not in a copy.) */
+	asm volatile("" : "+r"(len));
+	if (len > sizeof(r->counts))
+		len = sizeof(r->counts);
+	if (len &&
+	    bpf_probe_read_user(r->counts, len, (void *)(c->counts + (__u64)off * sizeof(__u64)))) {
+		count(QJ_LOST_COUNTS, n);
+		r->n = 0;
+	}
+	submit(r);
+	return 0;
+}
+
+/*
+ * jit_counts(counts, n, first, cpu, array, kind, seq, missed, sync): TB
+ * execution counts, in records of QJ_COUNTS_PER_REC (or one without
+ * counts: a final report of an empty array, an answer, a start).
+ */
+SEC("usdt")
+int BPF_USDT(jit_counts, __u64 counts, __u32 n, __u32 first, __s32 cpu, __u64 array, __s32 kind,
+	     __u64 seq, __u64 missed, __u64 sync)
+{
+	struct counts_ctx c = {
+		.ts = bpf_ktime_get_ns(),
+		.counts = counts,
+		.array = array,
+		.seq = seq,
+		.missed = missed,
+		.sync = sync,
+		.first = first,
+		.n = n > QJ_COUNTS_MAX_HIT ? QJ_COUNTS_MAX_HIT : n,
+		.kind = kind,
+		.cpu = cpu,
+	};
+
+	bpf_loop(QJ_COUNTS_MAX_HIT / QJ_COUNTS_PER_REC + 1, send_counts, &c, 0);
+	return 0;
+}
+
 SEC("usdt")
 int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words, __u32 word_size, __s32 page_bits)
 {

@@ -16,7 +16,11 @@
 /* Guest call events: QEMU hands over up to 4096 per batch (jit-calls.c). */
 #define QJ_CALL_EVENT_SIZE 24
 #define QJ_CALLS_PER_REC   680 /* a record of a full batch's events */
-#define QJ_CALLS_PER_SMALL 170 /* a record of a few events: 4 KiB */
+/* Execution counts per record: QEMU hands over up to 4096 at a time. */
+#define QJ_COUNTS_PER_REC  504
+#define QJ_COUNTS_MAX_HIT  4096
+#define QJ_COUNTS_SLOTS	   (1u << 22) /* QEMU's JIT_COUNTS_SLOTS */
+#define QJ_CALLS_PER_SMALL 170	      /* a record of a few events: 4 KiB */
 #define QJ_CALLS_MAX_BATCH 4096
 /*
  * An event's address word: the kind (QJ_CALL_*) in bits 63-62, the
@@ -64,6 +68,7 @@ enum qj_event_type {
 	QJ_EV_MMAP,	  /* struct qj_image: code the guest mapped from a file; bias holds
 			   * the file offset mapped at start */
 	QJ_EV_CALLS_WAIT, /* struct qj_calls_wait: QEMU waits for us to read its calls */
+	QJ_EV_COUNTS,	  /* struct qj_counts: TB execution counts (jit_counts) */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -72,6 +77,7 @@ enum qj_counter {
 	QJ_LOST_TBS,	 /* TB reports in batches of which a part was lost */
 	QJ_TBS,		 /* TB reports seen by the BPF program */
 	QJ_LOST_CALLS,	 /* call/return events that found no room */
+	QJ_LOST_COUNTS,	 /* TB execution counts that found no room */
 	QJ_COUNTERS,
 };
 
@@ -180,6 +186,28 @@ struct qj_calls_wait {
 	struct qj_hdr hdr;
 	__u64 seq;
 	__u64 sync;
+};
+
+/*
+ * TB execution counts: slots FIRST to FIRST + N of a vCPU's array ARRAY
+ * (QEMU's jit_counts, docs/probes.md), part of one jit_counts hit.
+ * KIND: QJ_COUNTS_SNAPSHOT, _FINAL, _ANSWERED (SEQ's request), _STARTED.
+ */
+#define QJ_COUNTS_SNAPSHOT 0
+#define QJ_COUNTS_FINAL	   1
+#define QJ_COUNTS_ANSWERED 2
+#define QJ_COUNTS_STARTED  3
+struct qj_counts {
+	struct qj_hdr hdr;
+	__u64 array;
+	__u64 seq;
+	__u64 missed; /* TBs QEMU could not count (its slots ran out) */
+	__u64 sync;   /* QEMU's JitCountsSync: where we ask for a snapshot */
+	__u32 first;
+	__u32 n;
+	__s32 cpu;
+	__u32 kind;
+	__u64 counts[QJ_COUNTS_PER_REC];
 };
 
 /* Events hdr.tid lost after its last qj_calls: sent as the thread exits. */

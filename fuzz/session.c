@@ -54,6 +54,7 @@ enum {
 	MORE_DWARF = 1,	  /* --call-graph=dwarf */
 	MORE_TIME = 2,
 	MORE_PERFMAP = 4,
+	MORE_COUNTS = 8, /* --coverage --coverage-counts */
 	REC_PAD = 0x8000,
 	REC_LEN = 0x7fff,
 	TICK = 64,
@@ -316,6 +317,7 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 	/* As the engine has it: the files that name code need the prologue. */
 	bool need_prologue = (more & MORE_PERFMAP) || (opt & (OPT_JITDUMP | OPT_PROFILE)), named;
 	struct uftrace *u = NULL;
+	struct coverage *cov;
 	struct profile prof;
 	struct session s;
 	uint64_t bytes = 0;
@@ -330,7 +332,12 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		if (u)
 			uftrace_begin(u, self.pid, 1);
 	}
-	session_init(&s, &self, opt & OPT_INSN, opt & OPT_PROFILE, opt & OPT_JITDUMP, u);
+	session_init(&s, &self, opt & OPT_INSN, opt & OPT_PROFILE, opt & OPT_JITDUMP, u,
+		     more & MORE_COUNTS);
+	if (more & MORE_COUNTS) {
+		s.cov = xcalloc(1, sizeof(*s.cov));
+		s.cov->counts = true;
+	}
 	if (opt & OPT_PROFILE) {
 		profile_init(&prof, 99);
 		s.smp = xcalloc(1, sizeof(*s.smp));
@@ -390,7 +397,12 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		else
 			uftrace_discard(u);
 	}
+	cov = s.cov;
 	session_free(&s);
+	if (cov) {
+		coverage_free(cov);
+		free(cov);
+	}
 }
 
 /*

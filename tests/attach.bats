@@ -180,7 +180,14 @@ churn() { # VERSION SECONDS
 	done
 	for ((i = 1; i <= n; i++)); do
 		st=$(cat "$d/t$i.status")
-		[ "$st" = 0 ] || { echo "#   tool $i ($(cat "$d/t$i.args")): $st $(head -n 1 "$d/t$i.err")" >&3; continue; }
+		if [ "$st" != 0 ]; then
+			# Killed, or refused because another tool writes the jitdump:
+			# as they should; anything else is not.
+			echo "#   tool $i ($(cat "$d/t$i.args")): $st $(head -n 1 "$d/t$i.err")" >&3
+			[ "$st" = killed ] || grep -q 'is being written by another qemu-jitbpf' "$d/t$i.err" ||
+				fail "$v: tool $i failed: $(cat "$d/t$i.err")"
+			continue
+		fi
 		ok=$((ok + 1))
 		args=$(cat "$d/t$i.args")
 		case $args in *--uftrace*)
@@ -196,7 +203,8 @@ churn() { # VERSION SECONDS
 		fi
 	done
 	echo "# $v: $ok of $n tools exited 0" >&3
-	[ "$ok" -ge $((n / 3)) ] || fail "$v: only $ok of $n tools exited 0"
+	# How many overlap a --jitdump one depends on the host's speed.
+	[ "$ok" -ge $((n / 5)) ] || fail "$v: only $ok of $n tools exited 0"
 	# Nothing left enabled, no link of ours, no process of ours.
 	wait_no_tool
 	[ "$(our_programs)" = 0 ] || fail "$v: BPF programs of ours still loaded: $(bpftool prog show)"

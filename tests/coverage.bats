@@ -43,6 +43,46 @@ gcov_oracle() { # RUN...
 	[ -s "$D/gcov.lines" ] && [ -s "$D/gcov.fns" ] || fail "gcov said nothing"
 }
 
+# gcov's counts (after gcov_oracle): "LINE N" of each line with no branch
+# of its own (nor a call that returns other than once: fork()) in
+# $D/gcov.counts, "FUNCTION N" (called N times) in
+# $D/gcov.calls.
+gcov_counts() {
+	awk '/^branch/ || (/^call/ && !/returned 100%/) { if (last) br[last] = 1; next }
+		/^(call|function)/ { next }
+		match($0, /^ *(#####|[0-9]+): *[0-9]+:/) {
+			split($0, a, ":"); c = a[1]; l = a[2]; gsub(/ /, "", c); gsub(/ /, "", l)
+			n[l] = (c == "#####" ? 0 : c); last = l; next }
+		{ last = "" }
+		END { for (l in n) if (!br[l]) print l, n[l] }' "$D/native/$SRC.gcov" | sort -n >"$D/gcov.counts"
+	sed -nE 's/^function (.*) called ([0-9]+) returned.*/\1 \2/p' "$D/native/$SRC.gcov" |
+		sort >"$D/gcov.calls"
+}
+
+# The tracefile's counts of $SRC: "LINE N" and "FUNCTION N".
+lcov_counts() { # INFO
+	awk -F'[:,]' -v src="/$SRC" '/^SF:/ { f = (substr($2, length($2) - length(src) + 1) == src) }
+		f && /^DA:/ { print $2, $3 }' "$1" | sort -n
+}
+lcov_calls() { # INFO
+	awk -v src="/$SRC" '/^SF:/ { f = (substr($0, length($0) - length(src) + 1) == src) }
+		f && /^FNDA:/ { sub(/^FNDA:/, ""); n = index($0, ","); print substr($0, n + 1), substr($0, 1, n - 1) }' "$1" | sort
+}
+
+# Does INFO count as gcov does: every function's calls, and every line
+# without a branch that both list?
+counts_like_gcov() { # INFO LABEL
+	local ours bad= line n got
+	ours=$(lcov_counts "$1")
+	while read -r line n; do
+		got=$(awk -v l="$line" '$1 == l { print $2 }' <<<"$ours")
+		[ -z "$got" ] || [ "$got" = "$n" ] || bad="$bad $line(gcov $n, ours $got)"
+	done <"$D/gcov.counts"
+	[ -z "$bad" ] || fail "$2: line counts differ:$bad"
+	diff <(lcov_calls "$1") "$D/gcov.calls" || fail "$2: calls differ from gcov's"
+	echo "# $2: $(grep -c . "$D/gcov.calls") functions' calls and $(grep -c . "$D/gcov.counts") lines' counts are gcov's" >&3
+}
+
 # The tracefile's verdicts on $SRC: "LINE 0|1" and "FUNCTION 0|1".
 lcov_lines() { # INFO
 	awk -F'[:,]' -v src="/$SRC" '/^SF:/ { f = (substr($2, length($2) - length(src) + 1) == src) }
@@ -95,6 +135,79 @@ agrees_with_gcov() { # INFO GUEST LABEL
 	assert_success
 	assert_output ''
 	grep -q 'cov.c' "$D/html/index.html"
+}
+
+@test "--coverage-counts: FNDA is gcov's call count, DA gcov's count of each line without a branch, through threads, a fork and a flush, on x86_64, aarch64, riscv64 and arm" {
+	local arch g
+	gcov_oracle "a b"
+	gcov_counts
+	# looped() runs in the main thread and in two others, at once.
+	grep -qx 'looped 3' "$D/gcov.calls" || fail "$(cat "$D/gcov.calls")"
+	for arch in x86_64 aarch64 riscv64 arm; do
+		g=$(guest "$arch" cov)
+		run "$QEMU_JITBPF" -v --coverage-counts --coverage="$D/$arch.info" \
+			--coverage="$D/$arch.csv" -- "$(qemu_bin 10.2.2 "$arch")" "$g" a b
+		assert_success
+		refute_output --partial 'not counted'
+		# The first thread flushed QEMU's code cache: counts went on.
+		refute_output --regexp ' 0 flushes'
+		agrees_with_gcov "$D/$arch.info" "$g" "$arch"
+		counts_like_gcov "$D/$arch.info" "$arch"
+	done
+	run genhtml -q -o "$D/html" "$D/aarch64.info"
+	assert_success
+	assert_output ''
+	# The hot-block table: its hottest block is in looped(), its rows
+	# by execution count, each named where it lies.
+	head -1 "$D/x86_64.csv" | grep -qx 'pc,tcount,icount,ecount,function,source,process'
+	sed -n 2p "$D/x86_64.csv" | grep -q ',looped,.*/cov\.c:[0-9]*,' || fail "$(head -3 "$D/x86_64.csv")"
+	tail -n +2 "$D/x86_64.csv" | cut -d, -f4 | sort -c -n -r
+}
+
+@test "--coverage-counts: the hot-block table has QEMU's hotblocks plugin's execution count for every block both list (one thread, four threads)" {
+	local q p g args pc tc ic ec ours n=0
+	q=$(qemu_bin 10.2.2 x86_64)
+	p=$BUILD/qemu-10.2.2/plugins/libhotblocks.so
+	[ -f "$p" ] || fail "$p missing (make qemu)"
+	for args in "fib 20" "threads 3000"; do
+		g=$(guest x86_64 "${args% *}")
+		# The plugin in the QEMU we count: one run, one environment (the
+		# guest's libc start-up reads the variables we give QEMU).
+		rm -f "$D/plugin.log"
+		run "$QEMU_JITBPF" --coverage="$D/hot.csv" -- \
+			"$q" -plugin "$p",inline=on -d plugin -D "$D/plugin.log" "$g" "${args#* }"
+		assert_success
+		# "0x0000000000401615, 1, 7, 21891"
+		while IFS=', ' read -r pc tc ic ec; do
+			ours=$(grep "^$(printf '0x%x' "$pc")," "$D/hot.csv" | cut -d, -f4)
+			[ "$ours" = "$ec" ] || fail "$args: block $pc: plugin $ec, ours '$ours'"
+			n=$((n + 1))
+		done < <(grep '^0x' "$D/plugin.log")
+	done
+	[ "$n" -ge 30 ] || fail "only $n blocks compared"
+	echo "# $n blocks: the plugin's ecount" >&3
+}
+
+@test "--coverage-counts attached late, then detached: exactly what ran in between" {
+	local q
+	q=$(qemu_bin 10.2.2 x86_64)
+	start_bg "$q" "$(guest x86_64 cov)" -s "$D/go" "$D/stop"
+	"$QEMU_JITBPF" -v -p "$BG_PID" --coverage-counts --coverage="$D/late.info" \
+		>"$D/tool.out" 2>"$D/tool.err" &
+	local tool=$!
+	wait_for_file_line "$D/tool.err" 'QEMU counts its blocks' 20
+	touch "$D/go"
+	wait_for_file_line "$D/bg.out" 'counted' 20
+	kill -INT "$tool"
+	wait "$tool" || fail "the tool failed: $(cat "$D/tool.err")"
+	touch "$D/stop"
+	wait_bg 20
+	run lcov_calls "$D/late.info"
+	assert_line 'looped 1000'
+	# sum += i once a call, sum -= 1 twice (looped(3)).
+	run lcov_counts "$D/late.info"
+	assert_line "$(grep -n 'sum += i;' "$TOP/tests/guests/cov.c" | cut -d: -f1) 1000"
+	assert_line "$(grep -n 'sum -= 1;' "$TOP/tests/guests/cov.c" | cut -d: -f1) 2000"
 }
 
 @test "--coverage of a C++ guest: gcov's verdict, its demangled names (a template's member in a namespace)" {
@@ -277,7 +390,7 @@ attach_late() { # V MODE
 @test "--coverage: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --coverage=c.txt -- true
 	assert_failure
-	assert_output --partial "'c.txt' is not .info (lcov), .xml (Cobertura) or .drcov"
+	assert_output --partial "'c.txt' is not .info (lcov), .xml (Cobertura), .drcov or .csv (hot blocks)"
 	run "$QEMU_JITBPF" --coverage-prefix=/a=/b -- true
 	assert_failure
 	assert_output --partial '--coverage-prefix goes with --coverage'
@@ -287,4 +400,13 @@ attach_late() { # V MODE
 	run "$QEMU_JITBPF" --coverage=/nonexistent/c.info -- true
 	assert_failure
 	assert_output --partial 'cannot write the coverage /nonexistent/c.info'
+	run "$QEMU_JITBPF" --coverage-counts -- true
+	assert_failure
+	assert_output --partial '--coverage-counts goes with --coverage'
+	# QEMU 7.2 has no counters: no counts rather than wrong ones.
+	run "$QEMU_JITBPF" --coverage-counts --coverage=c.info -- "$(qemu_bin 7.2 x86_64)" \
+		"$(guest x86_64 cov)" a
+	assert_failure
+	assert_output --partial 'cannot count executions (no qemu:jit_counts probe'
+	[ ! -e c.info ]
 }

@@ -233,6 +233,16 @@ perf_inject() { # IN OUT
 	DEBUGINFOD_URLS= perf inject -j -i "$1" -o "$2" 2>/dev/null
 }
 
+# Wait until FILE has a line matching PATTERN.
+wait_for_file_line() { # FILE PATTERN [SECONDS]
+	local t=$((${3:-10} * 10))
+	while ! grep -q "$2" "$1" 2>/dev/null && [ "$t" -gt 0 ]; do
+		sleep 0.1
+		t=$((t - 1))
+	done
+	grep -q "$2" "$1" || fail "no '$2' in $1: $(cat "$1")"
+}
+
 # Wait until FILE exists (the tool has attached and QEMU made the marker).
 wait_for_file() { # FILE [SECONDS]
 	local t=$((${2:-10} * 10))

@@ -86,6 +86,7 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_COVERAGE,
 	OPT_COVERAGE_PREFIX,
+	OPT_COVERAGE_COUNTS,
 	OPT_FILTER,
 	OPT_KEEP_EXITED,
 	OPT_KEEP_PROFILES,
@@ -122,7 +123,11 @@ static const struct argp_option opts[] = {
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov "
 	 "tracefile, .xml Cobertura (default coverage.info); NAME.drcov: drcov, a "
-	 "NAME.PID.drcov per process; repeatable",
+	 "NAME.PID.drcov per process; .csv: hot blocks (--coverage-counts); repeatable",
+	 0},
+	{"coverage-counts", OPT_COVERAGE_COUNTS, NULL, 0,
+	 "Count every block's executions (QEMU 10.2.2's jit_counts): lines and functions "
+	 "with how often they ran",
 	 0},
 	{"coverage-prefix", OPT_COVERAGE_PREFIX, "OLD=NEW", 0,
 	 "Coverage files name the sources under OLD (as DWARF has them) under NEW; repeatable", 0},
@@ -260,12 +265,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!arg)
 			arg = "coverage.info";
 		if (coverage_format(arg) == COV_BAD)
-			argp_error(
-				state,
-				"--coverage: '%s' is not .info (lcov), .xml (Cobertura) or .drcov",
-				arg);
+			argp_error(state,
+				   "--coverage: '%s' is not .info (lcov), .xml (Cobertura), .drcov "
+				   "or .csv (hot blocks)",
+				   arg);
 		env.cov.files = xrealloc(env.cov.files, (env.cov.nfiles + 1) * sizeof(char *));
 		env.cov.files[env.cov.nfiles++] = arg;
+		break;
+	case OPT_COVERAGE_COUNTS:
+		env.cov.counts = true;
 		break;
 	case OPT_COVERAGE_PREFIX: {
 		char *eq = strchr(arg, '=');
@@ -423,6 +431,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F FUNC, -N, -D and -t go with --uftrace");
 		else if (env.cov.npx && !env.cov.nfiles)
 			argp_error(state, "--coverage-prefix goes with --coverage");
+		else if (env.cov.counts && !env.cov.nfiles)
+			argp_error(state, "--coverage-counts goes with --coverage");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		if (env.push.url && !env.push.app)
@@ -434,6 +444,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			keep_parse("10m,1000", &env.keep_exited);
 		if (!keep_profiles_set && env.prof.interval)
 			keep_parse("7d,1000", &env.prof.keep);
+		/* A hot-block table is counts. */
+		for (int i = 0; i < env.cov.nfiles; i++)
+			env.cov.counts |= coverage_format(env.cov.files[i]) == COV_HOT;
 		env.cov.interval = env.prof.interval;
 		env.cov.keep = env.prof.keep;
 		/* Creating the ring costs ~0.3 ms per MiB at start-up.  -a

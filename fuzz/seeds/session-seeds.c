@@ -33,6 +33,7 @@
 #define MORE_DWARF   1
 #define MORE_TIME    2
 #define MORE_PERFMAP 4
+#define MORE_COUNTS  8
 #define REC_PAD	     0x8000
 #define TICK	     64
 
@@ -125,6 +126,10 @@ static void marker(struct seed *s, uint32_t pid)
 	rec(s, &r, offsetof(struct qj_marker, path) + strlen(r.path) + 1, true);
 }
 
+/* Counter slots of the TBs made, while set (jit_counts). */
+static bool with_slots;
+static uint32_t slots;
+
 /* QEMU's JitTbRecord of a TB of N instructions at PCS, SIZE bytes of code. */
 static size_t tb(uint8_t *out, uint64_t ts, uint64_t host, const uint64_t *pcs, uint32_t n,
 		 uint32_t size)
@@ -133,8 +138,8 @@ static size_t tb(uint8_t *out, uint64_t ts, uint64_t host, const uint64_t *pcs, 
 		uint64_t ts, pc, host;
 		uint32_t size;
 		uint16_t icount, pad;
-		uint32_t len, pad2;
-	} t = {ts, pcs[0], host, size, (uint16_t)n, 0, 0, 0};
+		uint32_t len, slot;
+	} t = {ts, pcs[0], host, size, (uint16_t)n, 0, 0, with_slots ? ++slots : 0};
 	uint32_t offs = (n * 2 + 7) & ~7u, code = (size + 7) & ~7u;
 	uint8_t *p = out + sizeof(t);
 
@@ -180,6 +185,22 @@ static void tbs(struct seed *s, uint32_t pid, uint64_t batch, uint64_t base, int
 		off += r.len;
 		rec(s, &r, offsetof(struct qj_tbs, data) + r.len, true);
 	}
+}
+
+/* Counts of slots FIRST.. of ARRAY (QJ_COUNTS_*), N of them. */
+static void counts(struct seed *s, uint32_t pid, uint32_t kind, uint64_t array, uint32_t first,
+		   const uint64_t *v, uint32_t n)
+{
+	struct qj_counts r = {.hdr = hdr(s, QJ_EV_COUNTS, pid),
+			      .array = array,
+			      .seq = kind == QJ_COUNTS_ANSWERED,
+			      .sync = 0x1000,
+			      .first = first,
+			      .n = n,
+			      .kind = kind};
+
+	memcpy(r.counts, v, n * sizeof(*v));
+	rec(s, &r, offsetof(struct qj_counts, counts) + n * sizeof(*v), true);
 }
 
 /* Calls: main, fib, leaf, returns, in thread TID; CPU, LEVEL for a VM. */
@@ -342,6 +363,23 @@ int main(int argc, char **argv)
 	tbs(&s, 0, 2, 0x7f0000000000ull, 1);
 	calls(&s, 0, 0x7f0000000000ull, -1, -1, 0);
 	save(&s, argv[1], "mmap");
+
+	/* Counts: a snapshot, then final ones; counts before their TBs'
+	 * reports; a flush. */
+	start(&s, 0, MORE_COUNTS);
+	handshake(&s, 0, false);
+	with_slots = true;
+	counts(&s, 0, QJ_COUNTS_STARTED, 0, 0, NULL, 0);
+	tbs(&s, 0, 1, BIAS, 1);
+	counts(&s, 0, QJ_COUNTS_SNAPSHOT, 1, 0, (const uint64_t[]){5, 2, 1}, 3);
+	counts(&s, 0, QJ_COUNTS_ANSWERED, 0, 0, NULL, 0);
+	counts(&s, 0, QJ_COUNTS_FINAL, 2, 3, (const uint64_t[]){4, 4, 4}, 3);
+	tbs(&s, 0, 2, BIAS, 1);
+	counts(&s, 0, QJ_COUNTS_FINAL, 1, 0, (const uint64_t[]){7, 3, 2, 1, 1, 1}, 6);
+	simple(&s, QJ_EV_FLUSH, 0);
+	counts(&s, 0, QJ_COUNTS_FINAL, 1, 9, (const uint64_t[]){1}, 1);
+	with_slots = false;
+	save(&s, argv[1], "counts");
 
 	/* -a: this QEMU forks, its child execs, another starts, it exits. */
 	start(&s, OPT_PROCS | OPT_JITDUMP | OPT_UFTRACE | OPT_PROFILE, 0);

@@ -5,7 +5,9 @@
  * never called, threads and a fork; what runs depends only on argc.
  * Usage: cov [ARGS...] | cov -u FILE (runs init_once(), then loops until
  * FILE exists: for an attach late) | cov -U FILE (the same after in_child()
- * and a thread, for which QEMU flushes its code cache)
+ * and a thread, for which QEMU flushes its code cache) | cov -s GO STOP
+ * (calls looped(3) 1000 times once GO exists, says so, and waits for STOP:
+ * for counts between an attach and a detach)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -78,6 +80,17 @@ int main(int argc, char **argv)
 	int status = 0;
 	pid_t pid;
 
+	if (argc == 4 && !strcmp(argv[1], "-s")) {
+		while (access(argv[2], F_OK))
+			usleep(10000);
+		for (int i = 0; i < 1000; i++)
+			total += looped(3);
+		printf("counted %ld\n", total);
+		fflush(stdout);
+		while (access(argv[3], F_OK))
+			usleep(10000);
+		return 0;
+	}
 	if (argc == 3 && (!strcmp(argv[1], "-u") || !strcmp(argv[1], "-U"))) {
 		if (argv[1][1] == 'U') {
 			total = in_child(argc);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "coverage/coverage.h"
 #include "coverage/cobertura.h"
+#include "coverage/hotblocks.h"
 #include "coverage/lcov.h"
 #include "coverage/sources.h"
 #include "naming/guest.h"
@@ -23,6 +24,8 @@ enum cov_format coverage_format(const char *file)
 		return COV_COBERTURA;
 	if (n > 6 && !strcmp(file + n - 6, ".drcov"))
 		return COV_DRCOV;
+	if (n > 4 && !strcmp(file + n - 4, ".csv"))
+		return COV_HOT;
 	return COV_BAD;
 }
 
@@ -44,6 +47,33 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link)
 {
 	u64set_add(&file_of(c, elf)->set, link);
+}
+
+void coverage_count(struct coverage *c, struct elf_file *elf, uint64_t link, uint64_t n)
+{
+	*u64map_at(&file_of(c, elf)->counts, link) += n;
+}
+
+size_t coverage_hot(struct coverage *c, int pid, uint64_t pc, uint32_t icount,
+		    const struct guest_loc *loc)
+{
+	struct cov_hot *h;
+	const char *file;
+	int line;
+
+	grow(&c->hot, &c->hot_cap, c->nhot + 1, sizeof(*c->hot));
+	h = &c->hot[c->nhot];
+	*h = (struct cov_hot){.pid = pid, .pc = pc, .icount = icount, .tcount = 1};
+	/* Named now: the file may be folded and let go before the end. */
+	if (loc->img && loc->img->elf) {
+		if (loc->name)
+			h->fn = strtab_add(&c->hot_names, loc->name);
+		if (elf_file_line(loc->img->elf, loc->link, &file, &line)) {
+			h->file = strtab_add(&c->hot_names, file);
+			h->line = line;
+		}
+	}
+	return c->nhot++;
 }
 
 void coverage_images(struct coverage *c, const struct guest *g)
@@ -84,6 +114,7 @@ void coverage_bound(struct coverage *c)
 		sources_fold(c, oldest);
 		elf_file_put(oldest->elf);
 		u64set_free(&oldest->set);
+		u64map_free(&oldest->counts);
 		*oldest = c->files[--c->nfiles];
 		c->last = NULL;
 		c->files_folded++;
@@ -95,15 +126,18 @@ void coverage_free(struct coverage *c)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		elf_file_put(c->files[i].elf);
 		u64set_free(&c->files[i].set);
+		u64map_free(&c->files[i].counts);
 	}
 	free(c->files);
+	free(c->hot);
+	strtab_free(&c->hot_names);
 	free(c->folded);
 	strtab_free(&c->folded_names);
 	memset(c, 0, sizeof(*c));
 }
 
 /* One file: made beside it, never through a planted link, and renamed. */
-static int write_one(const struct sources *src, const char *path)
+static int write_one(const struct coverage *c, const struct sources *src, const char *path)
 {
 	struct safe_file sf;
 	int err = safe_file_create(&sf, path, 0644, (uid_t)-1, (gid_t)-1);
@@ -113,6 +147,9 @@ static int write_one(const struct sources *src, const char *path)
 	switch (coverage_format(path)) {
 	case COV_LCOV:
 		err = lcov_write(sf.f, src);
+		break;
+	case COV_HOT:
+		err = hotblocks_write(sf.f, c);
 		break;
 	case COV_COBERTURA:
 		err = cobertura_write(sf.f, src);
@@ -134,14 +171,20 @@ static int write_one(const struct sources *src, const char *path)
  * could not be written. */
 static int write_files(const struct coverage *c, const struct coverage_opts *o, time_t start)
 {
-	struct sources src;
-	int err = 0, merged = 0;
+	struct sources src = {0};
+	int err = 0, merged = 0, lines = 0;
 
-	for (int i = 0; i < o->nfiles; i++)
-		merged += coverage_format(o->files[i]) != COV_DRCOV;
+	for (int i = 0; i < o->nfiles; i++) {
+		enum cov_format f = coverage_format(o->files[i]);
+
+		merged += f != COV_DRCOV;
+		lines += f == COV_LCOV || f == COV_COBERTURA;
+	}
 	if (!merged)
 		return 0;
-	sources_read(&src, c, o->px, o->npx);
+	/* (A hot-block table alone needs no line.) */
+	if (lines)
+		sources_read(&src, c, o->px, o->npx);
 	for (int i = 0; i < o->nfiles; i++) {
 		char *path;
 		int e;
@@ -149,9 +192,11 @@ static int write_files(const struct coverage *c, const struct coverage_opts *o, 
 		if (coverage_format(o->files[i]) == COV_DRCOV)
 			continue; /* each process's, as it ends */
 		path = o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
-		e = write_one(&src, path);
+		e = write_one(c, &src, path);
 
-		if (!e) {
+		if (!e && coverage_format(path) == COV_HOT) {
+			fprintf(stderr, "qemu-jitbpf: coverage: %s: %zu blocks\n", path, c->nhot);
+		} else if (!e) {
 			fprintf(stderr,
 				"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64
 				" lines, %" PRIu64 " of %" PRIu64
@@ -188,6 +233,14 @@ int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t no
 
 int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 {
+	if (c->uncounted)
+		pr_warn("coverage: QEMU ran out of counter slots: %" PRIu64
+			" blocks were not counted (their lines count 1 where they ran)",
+			c->uncounted);
+	if (c->unplaced)
+		pr_warn("coverage: %" PRIu64
+			" executions of blocks whose report never came are not counted",
+			c->unplaced);
 	if (c->files_folded)
 		pr_dbg("coverage: %" PRIu64
 		       " files folded into %zu lines and functions and let go, "

@@ -11,16 +11,19 @@
 #ifndef QJ_COVERAGE_H
 #define QJ_COVERAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "util/keep.h"
 #include "util/strtab.h"
+#include "util/u64map.h"
 #include "util/u64set.h"
 
 struct elf_file;
 struct guest;
+struct guest_loc;
 
 /* A source path prefix to rewrite: OLD=NEW (--coverage-prefix). */
 struct cov_prefix {
@@ -35,12 +38,14 @@ struct coverage_opts {
 	int npx;
 	unsigned int interval; /* seconds; 0: once, at the end */
 	struct keep keep;      /* of the interval files (--keep-profiles) */
+	bool counts;	       /* --coverage-counts */
 };
 
 enum cov_format {
 	COV_LCOV,      /* .info */
 	COV_COBERTURA, /* .xml */
 	COV_DRCOV,     /* .drcov: one file per process (drcov.h) */
+	COV_HOT,       /* .csv: hot blocks, by execution count (hotblocks.h) */
 	COV_BAD,
 };
 
@@ -50,6 +55,7 @@ enum cov_format coverage_format(const char *file);
 struct cov_file {
 	struct elf_file *elf; /* held */
 	struct u64set set;    /* link addresses that ran */
+	struct u64map counts; /* --coverage-counts: link address -> executions */
 	uint64_t used;	      /* the coverage's clock when it last ran */
 };
 
@@ -57,6 +63,17 @@ struct cov_file {
 #define COV_IDLE_FILES 16
 
 struct src_item;
+
+/* A TB's first guest pc in one process, and how often it ran (.csv). */
+struct cov_hot {
+	int pid;
+	uint64_t pc;
+	uint32_t icount;       /* guest instructions */
+	uint32_t tcount;       /* translations */
+	uint64_t ecount;       /* executions */
+	const char *fn, *file; /* in names; NULL when unknown */
+	int line;
+};
 
 struct coverage {
 	struct cov_file *files;
@@ -69,12 +86,25 @@ struct coverage {
 	size_t nfolded, folded_cap, folded_merged;
 	struct strtab folded_names;
 	uint64_t files_folded;
+	/* --coverage-counts: TBs by process and pc, and counts unplaced. */
+	bool counts;
+	struct cov_hot *hot;
+	size_t nhot, hot_cap;
+	struct strtab hot_names;
+	uint64_t uncounted;    /* TBs QEMU could not count (max over processes) */
+	uint64_t unplaced;     /* executions of TBs whose report never came */
 	uint64_t split_ns;     /* --interval: when the interval under way ends */
 	time_t interval_start; /* and when it began (wall clock) */
 };
 
 /* The instruction at link address LINK of ELF ran. */
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link);
+/* It ran N more times (--coverage-counts). */
+void coverage_count(struct coverage *c, struct elf_file *elf, uint64_t link, uint64_t n);
+/* A row of the hot-block table: process PID's TB at PC, translated once
+ * more; its index, for coverage_hot_ran(). */
+size_t coverage_hot(struct coverage *c, int pid, uint64_t pc, uint32_t icount,
+		    const struct guest_loc *loc);
 /* Every ELF image of G is listed, whether any of its code ran or not. */
 void coverage_images(struct coverage *c, const struct guest *g);
 /*

@@ -5,6 +5,7 @@
 #include "naming/symbols.h"
 #include "util/util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,33 @@ struct items {
 	struct elf_file *elf;
 	const uint64_t *ran;
 	size_t nran;
+	const struct u64map_ent *cnt; /* --coverage-counts: executions, by address */
+	size_t ncnt;
 };
+
+/*
+ * How often code in [LO, HI) ran: its most run instruction's count (a
+ * line's instructions run together, unless a branch leaves it midway);
+ * 1 at least where it ran uncounted (before QEMU counted: attached late).
+ */
+static uint64_t hits(const struct items *it, uint64_t lo, uint64_t hi)
+{
+	uint64_t most = (uint64_t)coverage_any(it->ran, it->nran, lo, hi);
+	size_t l = 0, r = it->ncnt;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (it->cnt[m].slot < lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	for (; l < it->ncnt && it->cnt[l].slot < hi; l++)
+		if (it->cnt[l].val > most)
+			most = it->cnt[l].val;
+	return most;
+}
 
 /* FILE as kept, under its new prefix if one matches. */
 static const char *path_of(struct items *it, const char *file)
@@ -55,7 +82,7 @@ static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int li
 	/* (Code the linker dropped keeps its rows, at address 0.) */
 	if (!elf_file_in_code(it->elf, lo))
 		return;
-	add(it, file, NULL, line, coverage_any(it->ran, it->nran, lo, hi));
+	add(it, file, NULL, line, hits(it, lo, hi));
 }
 
 /*
@@ -81,7 +108,7 @@ static void functions(struct items *it, struct elf_file *e)
 		prev = s->addr;
 		if (!(name = elf_file_sym_name(e, s)))
 			continue;
-		hit = coverage_any(it->ran, it->nran, s->addr, s->addr + 1);
+		hit = hits(it, s->addr, s->addr + 1);
 		if ((dc = decls_find(d, nd, s->addr))) {
 			add(it, dc->file, name, dc->line, hit);
 			add(it, dc->file, NULL, dc->line, hit);
@@ -109,7 +136,7 @@ static void map_functions(struct items *it, struct elf_file *e)
 		if (s->addr == prev || !(name = elf_file_sym_name(e, s)))
 			continue;
 		prev = s->addr;
-		add(it, path, name, ++rank, coverage_any(it->ran, it->nran, s->addr, s->addr + 1));
+		add(it, path, name, ++rank, hits(it, s->addr, s->addr + 1));
 	}
 }
 
@@ -129,14 +156,20 @@ static int item_cmp(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-/* Merge equal items (a line in several rows or images): the most hits. */
-static size_t merge(struct src_item *v, size_t n)
+/*
+ * Merge equal items: a line's rows in one file, the most hits; with SUM,
+ * counts of several files (or processes folded one after another) add up,
+ * as lcov -a adds tracefiles.
+ */
+static size_t merge(struct src_item *v, size_t n, bool sum)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (k && !item_cmp(&v[k - 1], &v[i])) {
-			if (v[i].hits > v[k - 1].hits)
+			if (sum)
+				v[k - 1].hits += v[i].hits;
+			else if (v[i].hits > v[k - 1].hits)
 				v[k - 1].hits = v[i].hits;
 			continue;
 		}
@@ -145,14 +178,23 @@ static size_t merge(struct src_item *v, size_t n)
 	return k;
 }
 
+/* The items of one file from FROM on, one per line and function. */
+static void merge_file(struct items *it, size_t from)
+{
+	qsort(it->v + from, it->n - from, sizeof(*it->v), item_cmp);
+	it->n = from + merge(it->v + from, it->n - from, false);
+}
+
 /* The items of one file: its lines and functions, run or not. */
 static void read_file(struct items *it, const struct cov_file *f)
 {
 	struct elf_file *e = f->elf;
 	uint64_t *ran = u64set_sorted(&f->set, &it->nran);
+	struct u64map_ent *cnt = u64map_sorted(&f->counts, &it->ncnt);
 
 	it->elf = e;
 	it->ran = ran;
+	it->cnt = cnt;
 	if (elf_file_fd(e) < 0) {
 		map_functions(it, e);
 	} else {
@@ -160,6 +202,7 @@ static void read_file(struct items *it, const struct cov_file *f)
 		functions(it, e);
 	}
 	free(ran);
+	free(cnt);
 }
 
 void sources_fold(struct coverage *c, const struct cov_file *f)
@@ -167,6 +210,7 @@ void sources_fold(struct coverage *c, const struct cov_file *f)
 	struct items it = {.names = &c->folded_names};
 
 	read_file(&it, f);
+	merge_file(&it, 0);
 	grow(&c->folded, &c->folded_cap, c->nfolded + it.n, sizeof(*c->folded));
 	memcpy(c->folded + c->nfolded, it.v, it.n * sizeof(*it.v));
 	c->nfolded += it.n;
@@ -175,7 +219,7 @@ void sources_fold(struct coverage *c, const struct cov_file *f)
 	 * whenever the items doubled, they stay one per line. */
 	if (c->nfolded > 2 * c->folded_merged) {
 		qsort(c->folded, c->nfolded, sizeof(*c->folded), item_cmp);
-		c->nfolded = c->folded_merged = merge(c->folded, c->nfolded);
+		c->nfolded = c->folded_merged = merge(c->folded, c->nfolded, c->counts);
 	}
 }
 
@@ -189,10 +233,15 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	for (size_t i = 0; i < c->nfolded; i++)
 		add(&it, c->folded[i].file, c->folded[i].name, c->folded[i].line,
 		    c->folded[i].hits);
-	for (size_t i = 0; i < c->nfiles; i++)
+	for (size_t i = 0; i < c->nfiles; i++) {
+		size_t from = it.n;
+
 		read_file(&it, &c->files[i]);
+		if (c->counts)
+			merge_file(&it, from);
+	}
 	qsort(it.v, it.n, sizeof(*it.v), item_cmp);
-	it.n = merge(it.v, it.n);
+	it.n = merge(it.v, it.n, c->counts);
 	s->items = it.v;
 	for (size_t i = 0, j; i < it.n; i = j) {
 		struct src_file *f;

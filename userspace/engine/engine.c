@@ -74,7 +74,8 @@ static int find_root(struct engine *e, const struct binary **bin)
 	if (hold && o->uftrace)
 		hold = HOLD_CALLS;
 	if (o->cmd)
-		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL, hold);
+		err = target_launch(&e->root, o->cmd, o->jitdump ? o->outdir : NULL, hold,
+				    o->cov.counts);
 	else
 		err = target_attach(&e->root, o->pid);
 	if (err) {
@@ -143,6 +144,7 @@ static int load(struct engine *e, bool system)
 		.code = engine_wants_code(o),
 		.jitdump = o->jitdump,
 		.calls = o->uftrace != NULL,
+		.counts = o->cov.counts,
 		.profile = o->profile,
 		/* -a: QEMUs of every kind; a tree: the kind of its first. */
 		.linux_user = !e->tree || !system,
@@ -304,6 +306,41 @@ static bool following(struct engine *e)
 	return target_alive(&e->root) || e->nprocs;
 }
 
+/* Ask every QEMU that counts for its counts so far; how many were asked. */
+static size_t request_counts(struct engine *e)
+{
+	size_t asked = 0;
+
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		for (struct proc *p = e->procs[b]; p; p = p->next)
+			if (p->s.cnt && tb_counts_request(p->s.cnt, p->s.mem_fd))
+				asked++;
+	return asked;
+}
+
+/*
+ * Before we leave QEMUs that run on: their counts so far, which their
+ * watcher threads hand over at their next poll (100 ms), up to 500 ms.
+ */
+static void last_counts(struct engine *e)
+{
+	uint64_t deadline = mono_ns() + 500000000ull;
+	bool waiting = request_counts(e) > 0;
+
+	while (waiting && mono_ns() < deadline) {
+		/* (Records wake us only in bulk: read what is there.) */
+		usleep(10000);
+		ring_buffer__consume(e->rb);
+		waiting = false;
+		for (size_t b = 0; b < PROC_BUCKETS; b++)
+			for (struct proc *p = e->procs[b]; p; p = p->next)
+				waiting |= p->s.cnt && p->s.cnt->answered < p->s.cnt->requested;
+	}
+	if (waiting)
+		pr_warn("QEMU did not hand over its last counts: they are those of up to a second "
+			"before");
+}
+
 /*
  * Until Ctrl-C, -d, or the end of the tree.  The BPF side wakes us only
  * for what we act on at once (handshakes, a tree's forks and execs) and
@@ -356,6 +393,9 @@ static int loop(struct engine *e)
 			break;
 		if (e->cov && coverage_tick(e->cov, &o->cov, e->heard_ns))
 			e->err = e->err ? e->err : -EIO;
+		/* --interval: each file has the counts of a second before. */
+		if (reap && e->cov && o->cov.counts && o->cov.interval)
+			request_counts(e);
 		if (e->profiling && profiler_interval(&e->prof, e->heard_ns, &e->bytes)) {
 			pr_warn("could not write an interval's profile");
 			e->err = e->err ? e->err : -EIO;
@@ -500,6 +540,8 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 		pr_dbg("%s used %.3f s of CPU, peak RSS %ld KiB",
 		       e->root.native ? "the command" : "QEMU", e->root.cpu_s, e->root.maxrss_kib);
 	if (running) {
+		if (e->cov && e->o->cov.counts)
+			last_counts(e);
 		detach(e, warmup_fd, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
 	}
@@ -606,6 +648,7 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 	retention_init(&e.ret, &o->keep_exited);
 	if (o->cov.nfiles) {
 		e.cov = xcalloc(1, sizeof(*e.cov));
+		e.cov->counts = o->cov.counts;
 		coverage_start(e.cov, &o->cov, t0);
 	}
 	if (o->push.url && !(e.pusher = push_open(&o->push))) {

@@ -42,6 +42,7 @@ int binary_init(struct binary *b, const char *path)
 	b->fork_wait = elf_has_usdt(path, "qemu", "jit_fork_wait");
 	b->guest_mmap = elf_has_usdt(path, "qemu", "linux_user_guest_mmap");
 	b->calls_wait = elf_has_usdt(path, "qemu", "jit_calls_wait");
+	b->counts = elf_has_usdt(path, "qemu", "jit_counts");
 	return 0;
 }
 
@@ -73,6 +74,7 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct probe_opt
 	bpf_program__set_autoload(skel->progs.jitdump_marker, o->jitdump);
 	bpf_program__set_autoload(skel->progs.jit_calls, o->calls);
 	bpf_program__set_autoload(skel->progs.jit_calls_wait, o->calls);
+	bpf_program__set_autoload(skel->progs.jit_counts, o->counts);
 	/* Where guest images come from: linux-user's ELF loader, or the
 	 * system emulator's (-kernel, -device loader). */
 	bpf_program__set_autoload(skel->progs.linux_user_elf_image, o->linux_user);
@@ -161,6 +163,8 @@ static bool has_probe(const struct probes *p, const struct binary *b,
 		return b->guest_mmap;
 	if (prog == s->progs.jit_calls_wait)
 		return b->calls_wait;
+	if (prog == s->progs.jit_counts)
+		return b->counts;
 	return true;
 }
 

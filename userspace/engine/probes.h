@@ -31,7 +31,9 @@ struct binary {
 	bool fork_wait;	 /* qemu:jit_fork_wait: a child waits for us */
 	bool guest_mmap; /* qemu:linux_user_guest_mmap: libraries as mapped */
 	bool calls_wait; /* qemu:jit_calls_wait: it waits for us to read its calls */
-	bool via_proc;	 /* PATH is a process's /proc/PID/exe (see scope.c) */
+	bool counts;	 /* qemu:jit_counts: it counts TB executions (--coverage-counts) */
+	bool counts_warned;
+	bool via_proc; /* PATH is a process's /proc/PID/exe (see scope.c) */
 };
 
 struct linkset {
@@ -45,6 +47,7 @@ struct probe_opts {
 	bool code;		 /* TB reports, prologue, flushes: perf map, jitdump, profile */
 	bool jitdump;		 /* the marker */
 	bool calls;		 /* --uftrace */
+	bool counts;		 /* --coverage-counts */
 	bool profile;		 /* guest RAM of a VM */
 	bool linux_user, system; /* which image probes to load */
 	bool tree;		 /* follow a process tree, not every QEMU */

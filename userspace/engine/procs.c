@@ -77,7 +77,8 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		uft = open_uftrace(o->uftrace, &o->ufilter, pid);
 		p->own_uft = true;
 	}
-	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft);
+	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft,
+		     e->cov && o->cov.counts);
 	p->s.cov = e->cov;
 	p->s.cov_opts = &o->cov;
 	if (e->cov && drcov_wanted(&o->cov))

@@ -104,6 +104,20 @@ int scope_attach(struct engine *e, struct proc *p, const struct binary *b)
 	int err = 0;
 
 	p->bin = b;
+	if (e->o->cov.counts && !b->counts) {
+		/* Asked for one QEMU: an error; -a warns once per binary. */
+		if (e->tree) {
+			pr_err("%s cannot count executions (no qemu:jit_counts probe: QEMU "
+			       "10.2.2 with our patch series): no --coverage-counts",
+			       b->path);
+			return -ENOTSUP;
+		}
+		if (!b->counts_warned)
+			pr_warn("%s cannot count executions (no qemu:jit_counts probe): its "
+				"coverage counts 1 for what ran",
+				b->path);
+		((struct binary *)b)->counts_warned = true;
+	}
 	/* A binary known by a process's /proc/PID/exe: this one's. */
 	if (b->via_proc) {
 		snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
-		  bool jitdump, struct uftrace *uft)
+		  bool jitdump, struct uftrace *uft, bool counts)
 {
 	memset(s, 0, sizeof(*s));
 	s->target = t;
@@ -23,8 +23,13 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 		s->jd = jitdump_new(t->pid, t->uid, t->host_machine, t->view.foreign);
 	s->uft = uft;
 	s->mem_fd = -1;
-	if (uft && t->pid > 0) {
-		/* Where we tell QEMU how far we have read its calls.  Opened
+	if (counts) {
+		s->cnt = xcalloc(1, sizeof(*s->cnt));
+		s->cnt->pid = t->pid;
+	}
+	if (t->pid > 0 && (uft || counts)) {
+		/* Where we tell QEMU how far we have read its calls (and ask
+		 * for its counts).  Opened
 		 * now, while the pid is surely this process's: the file stays
 		 * bound to its memory (an exec ends it). */
 		char path[32];
@@ -157,6 +162,8 @@ static void on_run(void *ctx, const struct jit_run *run)
 		for (uint32_t i = 0; i < run->n; i++)
 			if (run->locs[i].img && run->locs[i].img->elf)
 				coverage_insn(s->cov, run->locs[i].img->elf, run->locs[i].link);
+	if (s->cnt && s->cov)
+		tb_counts_run(s->cnt, s->cov, s->target->pid, run);
 	/* A run is one function's instructions: of one image. */
 	if (s->dc && run->n && run->locs[0].img) {
 		const struct guest_image *img = run->locs[0].img;
@@ -237,6 +244,8 @@ void session_event(struct session *s, const void *data, size_t size)
 			on_prologue(s, data);
 		break;
 	case QJ_EV_FLUSH:
+		if (s->cnt && s->cov)
+			tb_counts_flush(s->cnt, s->cov);
 		if (s->smp)
 			samples_flush(s->smp, &s->jm);
 		jitmap_flush(&s->jm);
@@ -277,6 +286,10 @@ void session_event(struct session *s, const void *data, size_t size)
 			uftrace_lost_at_end(s->uft, ((const struct qj_calls_lost *)data)->hdr.tid,
 					    ((const struct qj_calls_lost *)data)->lost);
 		break;
+	case QJ_EV_COUNTS:
+		if (s->cnt && s->cov && size >= sizeof(struct qj_counts))
+			tb_counts_event(s->cnt, s->cov, data);
+		break;
 	case QJ_EV_SAMPLE:
 		if (s->smp)
 			samples_add(s->smp, &s->jm, data, size);
@@ -291,6 +304,8 @@ void session_event(struct session *s, const void *data, size_t size)
 void session_fork(struct session *child, const struct session *parent)
 {
 	jitmap_fork(&child->jm, &parent->jm);
+	if (child->cnt && parent->cnt)
+		tb_counts_fork(child->cnt, parent->cnt);
 	child->hs.answered = parent->hs.answered;
 	child->hs.checked = parent->hs.checked;
 }
@@ -323,6 +338,11 @@ void session_free(struct session *s)
 	/* Its images are listed, whether their code ran or not. */
 	if (s->cov)
 		coverage_images(s->cov, &s->jm.guest);
+	if (s->cnt) {
+		if (s->cov)
+			tb_counts_free(s->cnt, s->cov);
+		free(s->cnt);
+	}
 	if (s->dc) {
 		drcov_images(s->dc, &s->jm.guest);
 		drcov_write_files(s->dc, s->cov_opts, s->target->pid);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coverage/counts.h"
 #include "naming/jitmap.h"
 #include "engine/handshake.h"
 #include "engine/target.h"
@@ -27,9 +28,10 @@ struct session {
 	struct target *target;
 	struct jitmap jm;
 	struct handshake hs;
-	struct samples *smp;  /* the profiler's, or NULL */
-	struct coverage *cov; /* the run's, or NULL */
-	struct drcov *dc;     /* this process's blocks, when a .drcov is wanted */
+	struct samples *smp;   /* the profiler's, or NULL */
+	struct coverage *cov;  /* the run's, or NULL */
+	struct drcov *dc;      /* this process's blocks, when a .drcov is wanted */
+	struct tb_counts *cnt; /* --coverage-counts: its TBs' slots and counts */
 	const struct coverage_opts *cov_opts;
 	bool want_jitdump;
 	struct jitdump *jd;
@@ -47,8 +49,9 @@ struct session {
 };
 
 /* KEEP_INSNS: the profiler names samples per guest instruction. */
+/* COUNTS: --coverage-counts. */
 void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
-		  bool jitdump, struct uftrace *uft);
+		  bool jitdump, struct uftrace *uft, bool counts);
 /* One record of the ring buffer, of this process. */
 void session_event(struct session *s, const void *data, size_t size);
 /* Tell QEMU how far we have read its calls, if further than we said. */

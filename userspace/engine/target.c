@@ -309,7 +309,8 @@ int target_attach(struct target *t, pid_t pid)
 	return inspect(t, false);
 }
 
-int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold)
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold,
+		  bool counts)
 {
 	char exe[64];
 	int status, err;
@@ -333,6 +334,9 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum t
 			setenv("QEMU_JIT_ATTACH_HOLD", self, 1);
 		else if (hold == HOLD_CALLS)
 			setenv("QEMU_JIT_ATTACH_HOLD_CALLS", self, 1);
+		/* Counts from its first block on, not from a flush later. */
+		if (counts)
+			setenv("QEMU_JIT_COUNTS", self, 1);
 		/* A tool given capabilities (not root) runs the command with
 		 * its user's rights only. */
 		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);

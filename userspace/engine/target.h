@@ -58,9 +58,11 @@ enum target_hold {
 };
 /*
  * Start ARGV stopped after exec; JITDUMP_DIR, when set, for QEMU.  A QEMU
- * that cannot HOLD waits instead.
+ * that cannot HOLD waits instead.  COUNTS: it counts its blocks' executions
+ * from the first on (--coverage-counts).
  */
-int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold);
+int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold,
+		  bool counts);
 /* Let a launched QEMU run guest code (once the probes are attached). */
 void target_resume(struct target *t);
 /* Kill a launched QEMU we cannot trace (its status is then not ours). */

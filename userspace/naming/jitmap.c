@@ -30,7 +30,7 @@ struct tb_record {
 	uint16_t icount;
 	uint16_t flags; /* TB_CACHED */
 	uint32_t len;
-	uint32_t pad2;
+	uint32_t slot; /* 1 + its execution counter's slot, or 0 */
 };
 
 void jitmap_init(struct jitmap *m, pid_t pid, bool perfmap_insn, bool keep_insns)
@@ -180,6 +180,10 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 				.n = i - first,
 				.insn_off = &ins_start[first],
 				.locs = &locs[first],
+				.slot = tb->slot,
+				.tb_pc = gpc[0],
+				.tb_icount = n,
+				.first = first == 0,
 			};
 
 			fn(ctx, &run);

@@ -60,6 +60,12 @@ struct jit_run {
 	uint32_t n;		      /* instructions */
 	const uint32_t *insn_off;     /* of each, from host */
 	const struct guest_loc *locs; /* of each */
+	/* Its TB: 1 + the slot QEMU counts its executions in (0: none), its
+	 * first guest pc and instructions; FIRST: the TB's first run. */
+	uint32_t slot;
+	uint64_t tb_pc;
+	uint32_t tb_icount;
+	bool first;
 };
 typedef void (*jit_run_fn)(void *ctx, const struct jit_run *run);
 

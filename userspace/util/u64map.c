@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "util/u64map.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline size_t hash(uint64_t v, size_t cap)
+{
+	v *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(v >> 17) & (cap - 1);
+}
+
+static struct u64map_ent *find(const struct u64map *m, uint64_t slot)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = hash(slot, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->e[i].slot == slot)
+			return &m->e[i];
+		if (!m->e[i].slot)
+			return NULL;
+	}
+}
+
+static struct u64map_ent *put(struct u64map_ent *e, size_t cap, uint64_t slot)
+{
+	size_t i = hash(slot, cap);
+
+	while (e[i].slot && e[i].slot != slot)
+		i = (i + 1) & (cap - 1);
+	e[i].slot = slot;
+	return &e[i];
+}
+
+uint64_t *u64map_at(struct u64map *m, uint64_t key)
+{
+	struct u64map_ent *f = find(m, key + 1);
+
+	if (f)
+		return &f->val;
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		struct u64map_ent *e = xcalloc(cap, sizeof(*e));
+
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->e[i].slot)
+				put(e, cap, m->e[i].slot)->val = m->e[i].val;
+		free(m->e);
+		m->e = e;
+		m->cap = cap;
+	}
+	m->n++;
+	f = put(m->e, m->cap, key + 1);
+	f->val = 0;
+	return &f->val;
+}
+
+uint64_t u64map_get(const struct u64map *m, uint64_t key)
+{
+	const struct u64map_ent *f = find(m, key + 1);
+
+	return f ? f->val : 0;
+}
+
+uint64_t u64map_take(struct u64map *m, uint64_t key)
+{
+	struct u64map_ent *f = find(m, key + 1);
+	uint64_t val;
+	size_t i, j;
+
+	if (!f)
+		return 0;
+	val = f->val;
+	/* Backward-shift deletion: later entries of the run move up. */
+	i = (size_t)(f - m->e);
+	for (j = (i + 1) & (m->cap - 1); m->e[j].slot; j = (j + 1) & (m->cap - 1)) {
+		size_t h = hash(m->e[j].slot, m->cap);
+
+		/* Does H lie cyclically in (i, j]?  Then it stays. */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		m->e[i] = m->e[j];
+		i = j;
+	}
+	m->e[i].slot = 0;
+	m->n--;
+	return val;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct u64map_ent *)a)->slot, y = ((const struct u64map_ent *)b)->slot;
+
+	return x < y ? -1 : x > y;
+}
+
+struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n)
+{
+	struct u64map_ent *a = xmalloc((m->n ? m->n : 1) * sizeof(*a));
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->e[i].slot)
+			a[k++] = (struct u64map_ent){m->e[i].slot - 1, m->e[i].val};
+	qsort(a, k, sizeof(*a), ent_cmp);
+	*n = k;
+	return a;
+}
+
+void u64map_clear(struct u64map *m)
+{
+	if (m->cap)
+		memset(m->e, 0, m->cap * sizeof(*m->e));
+	m->n = 0;
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
