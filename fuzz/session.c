@@ -336,7 +336,7 @@ static void run_session(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		     more & MORE_COUNTS);
 	if (more & MORE_COUNTS) {
 		s.cov = xcalloc(1, sizeof(*s.cov));
-		s.cov->counts = true;
+		s.cov->counts = s.cov->hot_wanted = true;
 	}
 	if (opt & OPT_PROFILE) {
 		profile_init(&prof, 99);

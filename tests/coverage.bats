@@ -327,6 +327,17 @@ attach_late() { # V MODE
 	[ "$unrun" = "110 111 112 " ] || fail "unrun lines of bare.c: $unrun"
 	grep -qx 'FNDA:1,one_round' "$D/bare.info"
 	grep -q '^SF:.*/start-aarch64\.S$' "$D/bare.info" || fail "no line of the assembly start"
+	# Counted: 7 rounds, each calling mix() twice.
+	run "$QEMU_JITBPF" --coverage-counts --coverage="$D/bare7.info" -- "$qsa" -M virt -cpu max \
+		-m 128 -nodefaults -display none -semihosting-config enable=on,target=native \
+		-kernel "$BUILD/guests/bare/aarch64/bare" -append 7
+	assert_success
+	run grep '^FNDA:' "$D/bare7.info"
+	assert_line 'FNDA:7,one_round'
+	assert_line 'FNDA:7,hot_main'
+	assert_line 'FNDA:7,hot_side'
+	assert_line 'FNDA:14,mix'
+	assert_line 'FNDA:1,main'
 }
 
 @test "--coverage with --interval: a file each interval, all that ran since the start, so it only grows" {

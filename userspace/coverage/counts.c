@@ -84,14 +84,18 @@ void tb_counts_run(struct tb_counts *t, struct coverage *c, int pid, const struc
 		t->cur_pending = u64map_take(&t->pending, slot);
 		tb->first = (uint32_t)t->nrefs;
 		tb->n = 0;
-		row = u64map_at(&t->rows, run->tb_pc);
-		if (!*row)
-			*row = 1 + coverage_hot(c, pid, run->tb_pc, run->tb_icount, run->locs);
-		else
-			c->hot[*row - 1].tcount++;
-		tb->hot = *row;
-		if (t->cur_pending)
-			c->hot[*row - 1].ecount += t->cur_pending;
+		tb->hot = 0;
+		if (c->hot_wanted) {
+			row = u64map_at(&t->rows, run->tb_pc);
+			if (!*row)
+				*row = 1 +
+				       coverage_hot(c, pid, run->tb_pc, run->tb_icount, run->locs);
+			else
+				c->hot[*row - 1].tcount++;
+			tb->hot = *row;
+			if (t->cur_pending)
+				c->hot[*row - 1].ecount += t->cur_pending;
+		}
 	}
 	grow(&t->refs, &t->refs_cap, t->nrefs + run->n, sizeof(*t->refs));
 	for (uint32_t i = 0; i < run->n; i++) {

@@ -86,8 +86,9 @@ struct coverage {
 	size_t nfolded, folded_cap, folded_merged;
 	struct strtab folded_names;
 	uint64_t files_folded;
-	/* --coverage-counts: TBs by process and pc, and counts unplaced. */
-	bool counts;
+	/* --coverage-counts: TBs by process and pc (HOT_WANTED: a .csv is
+	 * asked for), and counts unplaced. */
+	bool counts, hot_wanted;
 	struct cov_hot *hot;
 	size_t nhot, hot_cap;
 	struct strtab hot_names;

@@ -649,6 +649,8 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 	if (o->cov.nfiles) {
 		e.cov = xcalloc(1, sizeof(*e.cov));
 		e.cov->counts = o->cov.counts;
+		for (int i = 0; i < o->cov.nfiles; i++)
+			e.cov->hot_wanted |= coverage_format(o->cov.files[i]) == COV_HOT;
 		coverage_start(e.cov, &o->cov, t0);
 	}
 	if (o->push.url && !(e.pusher = push_open(&o->push))) {
