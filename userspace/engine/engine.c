@@ -306,41 +306,6 @@ static bool following(struct engine *e)
 	return target_alive(&e->root) || e->nprocs;
 }
 
-/* Ask every QEMU that counts for its counts so far; how many were asked. */
-static size_t request_counts(struct engine *e)
-{
-	size_t asked = 0;
-
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		for (struct proc *p = e->procs[b]; p; p = p->next)
-			if (p->s.cnt && tb_counts_request(p->s.cnt, p->s.mem_fd))
-				asked++;
-	return asked;
-}
-
-/*
- * Before we leave QEMUs that run on: their counts so far, which their
- * watcher threads hand over at their next poll (100 ms), up to 500 ms.
- */
-static void last_counts(struct engine *e)
-{
-	uint64_t deadline = mono_ns() + 500000000ull;
-	bool waiting = request_counts(e) > 0;
-
-	while (waiting && mono_ns() < deadline) {
-		/* (Records wake us only in bulk: read what is there.) */
-		usleep(10000);
-		ring_buffer__consume(e->rb);
-		waiting = false;
-		for (size_t b = 0; b < PROC_BUCKETS; b++)
-			for (struct proc *p = e->procs[b]; p; p = p->next)
-				waiting |= p->s.cnt && p->s.cnt->answered < p->s.cnt->requested;
-	}
-	if (waiting)
-		pr_warn("QEMU did not hand over its last counts: they are those of up to a second "
-			"before");
-}
-
 /*
  * Until Ctrl-C, -d, or the end of the tree.  The BPF side wakes us only
  * for what we act on at once (handshakes, a tree's forks and execs) and
@@ -395,7 +360,7 @@ static int loop(struct engine *e)
 			e->err = e->err ? e->err : -EIO;
 		/* --interval: each file has the counts of a second before. */
 		if (reap && e->cov && o->cov.counts && o->cov.interval)
-			request_counts(e);
+			procs_request_counts(e);
 		if (e->profiling && profiler_interval(&e->prof, e->heard_ns, &e->bytes)) {
 			pr_warn("could not write an interval's profile");
 			e->err = e->err ? e->err : -EIO;
@@ -541,7 +506,7 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 		       e->root.native ? "the command" : "QEMU", e->root.cpu_s, e->root.maxrss_kib);
 	if (running) {
 		if (e->cov && e->o->cov.counts)
-			last_counts(e);
+			procs_last_counts(e);
 		detach(e, warmup_fd, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
 	}

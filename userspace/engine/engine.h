@@ -140,6 +140,11 @@ int procs_event(void *ctx, void *data, size_t size);
 void procs_tick(struct engine *e, uint64_t now, bool reap);
 /* Complete the files of every process, and forget them. */
 void procs_end_all(struct engine *e, const char *why);
+/* Ask every QEMU that counts (--coverage-counts) for its counts so far;
+ * how many were asked. */
+size_t procs_request_counts(struct engine *e);
+/* The same before we leave QEMUs that run on: wait for their answers. */
+void procs_last_counts(struct engine *e);
 /* Forget every process without writing anything (an error). */
 void procs_free_all(struct engine *e);
 

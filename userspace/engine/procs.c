@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
 
@@ -487,4 +488,39 @@ void procs_free_all(struct engine *e)
 			proc_free(p);
 		}
 	e->nprocs = 0;
+}
+
+/* Ask every QEMU that counts for its counts so far; how many were asked. */
+size_t procs_request_counts(struct engine *e)
+{
+	size_t asked = 0;
+
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		for (struct proc *p = e->procs[b]; p; p = p->next)
+			if (p->s.cnt && tb_counts_request(p->s.cnt, p->s.mem_fd))
+				asked++;
+	return asked;
+}
+
+/*
+ * Before we leave QEMUs that run on: their counts so far, which their
+ * watcher threads hand over at their next poll (100 ms), up to 500 ms.
+ */
+void procs_last_counts(struct engine *e)
+{
+	uint64_t deadline = mono_ns() + 500000000ull;
+	bool waiting = procs_request_counts(e) > 0;
+
+	while (waiting && mono_ns() < deadline) {
+		/* (Records wake us only in bulk: read what is there.) */
+		usleep(10000);
+		ring_buffer__consume(e->rb);
+		waiting = false;
+		for (size_t b = 0; b < PROC_BUCKETS; b++)
+			for (struct proc *p = e->procs[b]; p; p = p->next)
+				waiting |= p->s.cnt && p->s.cnt->answered < p->s.cnt->requested;
+	}
+	if (waiting)
+		pr_warn("QEMU did not hand over its last counts: they are those of up to a second "
+			"before");
 }
