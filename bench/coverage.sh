@@ -32,49 +32,60 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-# WORKLOAD MODE -> wall seconds on stdout
+# WORKLOAD MODE -> "WALL QEMU_CPU" in seconds on stdout: the whole command
+# as a user sees it, and QEMU's own CPU (what counting costs inside it;
+# the tool's -v says it, /usr/bin/time for QEMU alone).
 run_mode() {
-	local t0 t1 cmd
+	local t0 t1 cmd cpu
 	if [ "$1" = w1 ]; then cmd=("$PAT" /usr/bin/python3 -c "$W1"); else cmd=("$PAT" "$FIB" 30); fi
 	settle
 	t0=$EPOCHREALTIME
 	case $2 in
-	plain) "${cmd[@]}" >/dev/null ;;
-	perfmap) "$TOOL" --perfmap -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
-	coverage) "$TOOL" --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
-	counts) "$TOOL" --coverage-counts --coverage="$work/c.info" --coverage="$work/hot.csv" \
+	plain) /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[@]}" >/dev/null ;;
+	perfmap) "$TOOL" -v --perfmap -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	coverage) "$TOOL" -v --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	counts) "$TOOL" -v --coverage-counts --coverage="$work/c.info" --coverage="$work/hot.csv" \
 		-- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
-	hotblocks) "${cmd[0]}" -plugin "$PLUGINS/libhotblocks.so,inline=on" -d plugin \
-		-D "$work/hb.log" "${cmd[@]:1}" >/dev/null ;;
-	drcov) "${cmd[0]}" -plugin "$PLUGINS/libdrcov.so,filename=$work/p.drcov" \
+	hotblocks) /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[0]}" \
+		-plugin "$PLUGINS/libhotblocks.so,inline=on" -d plugin -D "$work/hb.log" \
 		"${cmd[@]:1}" >/dev/null ;;
+	drcov) /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[0]}" \
+		-plugin "$PLUGINS/libdrcov.so,filename=$work/p.drcov" "${cmd[@]:1}" >/dev/null ;;
 	esac
 	t1=$EPOCHREALTIME
-	if [ "$2" != plain ] && [ "$2" != hotblocks ] && [ "$2" != drcov ]; then
+	case $2 in
+	plain | hotblocks | drcov) cpu=$(awk '{ print $1 + $2 }' "$work/time") ;;
+	*)
 		grep -q ' 0 events lost' "$work/err" || echo "lost: $(grep 'events lost' "$work/err")" >>"$work/lost"
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$work/err")"
-	fi
-	echo "$t1 - $t0" | bc -l
+		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU.*/\1/p' "$work/err")
+		;;
+	esac
+	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
 }
 
 modes=(plain perfmap coverage counts hotblocks drcov)
 for w in w1 fib; do
-	declare -A wall=()
+	declare -A wall=() qcpu=()
 	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches
 	for ((i = 0; i < ROUNDS; i++)); do
 		for ((k = 0; k < ${#modes[@]}; k++)); do
 			m=${modes[$(((i + k) % ${#modes[@]}))]}
-			wall[$m]+=" $(run_mode "$w" "$m")"
+			read -r t c < <(run_mode "$w" "$m")
+			wall[$m]+=" $t"
+			qcpu[$m]+=" $c"
 		done
 	done
-	echo "$w: median of $ROUNDS interleaved runs"
+	echo "$w: median of $ROUNDS interleaved runs (QEMU's CPU: its own, tool or plugin included)"
 	plain=$(median_of "${wall[plain]}")
+	pcpu=$(median_of "${qcpu[plain]}")
 	for m in "${modes[@]}"; do
 		v=$(median_of "${wall[$m]}")
+		c=$(median_of "${qcpu[$m]}")
 		paired=$(paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) \
 			<(tr ' ' '\n' <<<"${wall[plain]}" | grep .) | awk '{ print $1 / $2 }' | median)
-		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f)\n' "$m" "$v" \
-			"$(echo "$v / $plain" | bc -l)" "$paired"
+		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f)  QEMU CPU %.3f s (%.3f x)\n' \
+			"$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$c" "$(echo "$c / $pcpu" | bc -l)"
 	done
 	grep -h . "$work/c.info" | grep -c '^SF:' | sed 's/^/  source files in the last tracefile: /'
 done

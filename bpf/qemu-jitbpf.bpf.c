@@ -210,8 +210,10 @@ static long send_counts(__u32 idx, struct counts_ctx *c)
 	asm volatile("" : "+r"(len));
 	if (len > sizeof(r->counts))
 		len = sizeof(r->counts);
+	/* (Sleepable: pages of the array that are not present are faulted
+	 * in, where bpf_probe_read_user() would fail.) */
 	if (len &&
-	    bpf_probe_read_user(r->counts, len, (void *)(c->counts + (__u64)off * sizeof(__u64)))) {
+	    bpf_copy_from_user(r->counts, len, (void *)(c->counts + (__u64)off * sizeof(__u64)))) {
 		count(QJ_LOST_COUNTS, n);
 		r->n = 0;
 	}
@@ -224,7 +226,7 @@ static long send_counts(__u32 idx, struct counts_ctx *c)
  * execution counts, in records of QJ_COUNTS_PER_REC (or one without
  * counts: a final report of an empty array, an answer, a start).
  */
-SEC("usdt")
+SEC("usdt.s")
 int BPF_USDT(jit_counts, __u64 counts, __u32 n, __u32 first, __s32 cpu, __u64 array, __s32 kind,
 	     __u64 seq, __u64 missed, __u64 sync)
 {

@@ -178,7 +178,7 @@ int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct li
 		const char *name = bpf_program__name(prog);
 
 		if (!bpf_program__autoload(prog) ||
-		    strcmp(bpf_program__section_name(prog), "usdt") || prog == attach ||
+		    strncmp(bpf_program__section_name(prog), "usdt", 4) || prog == attach ||
 		    !has_probe(p, b, prog))
 			continue;
 		err = add_link(ls, bpf_program__attach_usdt(prog, pid, b->path, "qemu", name, NULL),
@@ -224,7 +224,8 @@ int probes_follow(struct probes *p, pid_t pid)
 
 unsigned long long probes_lost(const struct probes *p)
 {
-	return p->skel->bss->counters[QJ_LOST_RECORDS] + p->skel->bss->counters[QJ_LOST_CALLS];
+	return p->skel->bss->counters[QJ_LOST_RECORDS] + p->skel->bss->counters[QJ_LOST_CALLS] +
+	       p->skel->bss->counters[QJ_LOST_COUNTS];
 }
 
 unsigned long long probes_lost_calls(const struct probes *p)
