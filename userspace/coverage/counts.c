@@ -56,7 +56,7 @@ void tb_counts_fork(struct tb_counts *child, const struct tb_counts *parent)
 	child->nrefs = child->refs_cap = parent->nrefs;
 }
 
-void tb_counts_run(struct tb_counts *t, struct coverage *c, int pid, const struct jit_run *run)
+void tb_counts_run(struct tb_counts *t, struct coverage *c, const struct jit_run *run)
 {
 	uint32_t slot = run->slot;
 	struct slot_tb *tb;
@@ -75,11 +75,11 @@ void tb_counts_run(struct tb_counts *t, struct coverage *c, int pid, const struc
 	}
 	tb = &t->slots[slot];
 	if (run->first || slot != t->cur_slot) {
-		/* (Pending counts of the slot are this TB's: a slot's earlier TB
-		 * was flushed, and its counts went with the flush.) */
 		uint64_t *row;
 
-		/* A new TB in this slot (a slot is used again after a flush). */
+		/* A new TB in this slot (used again after a flush): counts that
+		 * waited for its report are its own, the earlier TB's went with
+		 * the flush. */
 		t->cur_slot = slot;
 		t->cur_pending = u64map_take(&t->pending, slot);
 		tb->first = (uint32_t)t->nrefs;
@@ -88,8 +88,8 @@ void tb_counts_run(struct tb_counts *t, struct coverage *c, int pid, const struc
 		if (c->hot_wanted) {
 			row = u64map_at(&t->rows, run->tb_pc);
 			if (!*row)
-				*row = 1 +
-				       coverage_hot(c, pid, run->tb_pc, run->tb_icount, run->locs);
+				*row = 1 + coverage_hot(c, t->pid, run->tb_pc, run->tb_icount,
+							run->locs);
 			else
 				c->hot[*row - 1].tcount++;
 			tb->hot = *row;

@@ -48,8 +48,8 @@ struct tb_counts {
 	int pid;
 };
 
-/* A run of a TB's code that came from process PID. */
-void tb_counts_run(struct tb_counts *t, struct coverage *c, int pid, const struct jit_run *run);
+/* A run of a TB's code. */
+void tb_counts_run(struct tb_counts *t, struct coverage *c, const struct jit_run *run);
 /* A record of counts. */
 void tb_counts_event(struct tb_counts *t, struct coverage *c, const struct qj_counts *r);
 /* CHILD, a process PARENT's QEMU forked, runs the TBs it inherited. */

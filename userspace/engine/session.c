@@ -163,7 +163,7 @@ static void on_run(void *ctx, const struct jit_run *run)
 			if (run->locs[i].img && run->locs[i].img->elf)
 				coverage_insn(s->cov, run->locs[i].img->elf, run->locs[i].link);
 	if (s->cnt && s->cov)
-		tb_counts_run(s->cnt, s->cov, s->target->pid, run);
+		tb_counts_run(s->cnt, s->cov, run);
 	/* A run is one function's instructions: of one image. */
 	if (s->dc && run->n && run->locs[0].img) {
 		const struct guest_image *img = run->locs[0].img;
