@@ -44,6 +44,7 @@ static void ran(struct tb_counts *t, struct coverage *c, uint32_t slot, uint64_t
 
 void tb_counts_fork(struct tb_counts *child, const struct tb_counts *parent)
 {
+	child->started = parent->started;
 	if (!parent->nslots)
 		return;
 	child->slots = xmalloc(parent->nslots * sizeof(*child->slots));
@@ -61,6 +62,7 @@ void tb_counts_run(struct tb_counts *t, struct coverage *c, const struct jit_run
 	uint32_t slot = run->slot;
 	struct slot_tb *tb;
 
+	t->ran = true;
 	/* (QEMU has no more: a larger one is not a slot of ours.) */
 	if (!slot || slot > QJ_COUNTS_SLOTS)
 		return;
@@ -179,6 +181,8 @@ uint64_t tb_counts_request(struct tb_counts *t, int mem_fd)
 
 void tb_counts_free(struct tb_counts *t, struct coverage *c)
 {
+	if (t->ran && !t->started)
+		c->never_counted++;
 	tb_counts_flush(t, c);
 	free(t->slots);
 	free(t->refs);

@@ -44,7 +44,8 @@ struct tb_counts {
 	uint64_t sync;	    /* QEMU's JitCountsSync, once told */
 	uint64_t requested; /* the last snapshot asked for, */
 	uint64_t answered;  /* and the last QEMU answered */
-	bool started;
+	bool started;	    /* QEMU said it counts (or the parent's did, before the fork) */
+	bool ran;	    /* a TB of this process was reported */
 	int pid;
 };
 

@@ -237,6 +237,11 @@ int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 		pr_warn("coverage: QEMU ran out of counter slots: %" PRIu64
 			" blocks were not counted (their lines count 1 where they ran)",
 			c->uncounted);
+	if (c->never_counted)
+		pr_warn("coverage: %" PRIu64 " QEMU process%s ended before %s counted its blocks "
+			"(their lines count 1 where they ran)",
+			c->never_counted, c->never_counted == 1 ? "" : "es",
+			c->never_counted == 1 ? "it" : "each");
 	if (c->unplaced)
 		pr_warn("coverage: %" PRIu64
 			" executions of blocks whose report never came are not counted",

@@ -92,10 +92,11 @@ struct coverage {
 	struct cov_hot *hot;
 	size_t nhot, hot_cap;
 	struct strtab hot_names;
-	uint64_t uncounted;    /* TBs QEMU could not count (max over processes) */
-	uint64_t unplaced;     /* executions of TBs whose report never came */
-	uint64_t split_ns;     /* --interval: when the interval under way ends */
-	time_t interval_start; /* and when it began (wall clock) */
+	uint64_t uncounted;	/* TBs QEMU could not count (max over processes) */
+	uint64_t unplaced;	/* executions of TBs whose report never came */
+	uint64_t never_counted; /* processes that ran code but were never counted */
+	uint64_t split_ns;	/* --interval: when the interval under way ends */
+	time_t interval_start;	/* and when it began (wall clock) */
 };
 
 /* The instruction at link address LINK of ELF ran. */

@@ -411,8 +411,8 @@ static long long close_uftrace(struct engine *e)
 static void summary(struct engine *e, long long uft_records)
 {
 	const struct engine_opts *o = e->o;
-	char calls_lost[40] = "", keep[48];
-	unsigned long long calls;
+	char lost[64] = "", keep[48];
+	unsigned long long calls, counts;
 	struct rusage ru;
 	struct elf_cache_stats files = elf_cache_stats();
 
@@ -453,13 +453,14 @@ static void summary(struct engine *e, long long uft_records)
 		" without a handshake\n",
 		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
 	calls = probes_lost_calls(&e->probes);
-	if (calls)
-		snprintf(calls_lost, sizeof(calls_lost), " (%llu calls)", calls);
+	counts = probes_lost_counts(&e->probes);
+	if (calls || counts)
+		snprintf(lost, sizeof(lost), " (%llu calls, %llu counts)", calls, counts);
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %llu events lost%s%s\n",
 		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete,
-		calls_lost, e->nameless ? "; no files written: no complete handshake" : "");
+		lost, e->nameless ? "; no files written: no complete handshake" : "");
 	if (e->root_map)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
 	if (e->root_marker)

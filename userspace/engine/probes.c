@@ -233,6 +233,11 @@ unsigned long long probes_lost_calls(const struct probes *p)
 	return p->skel->bss->counters[QJ_LOST_CALLS];
 }
 
+unsigned long long probes_lost_counts(const struct probes *p)
+{
+	return p->skel->bss->counters[QJ_LOST_COUNTS];
+}
+
 int probes_collect(struct probes *p, const struct sampler *sm, int **fds)
 {
 	int progs[MAX_PROGS], n = detach_prog_fds(p->skel->obj, sm, progs, MAX_PROGS);

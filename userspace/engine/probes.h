@@ -93,6 +93,8 @@ void probes_each_calls_lost(struct probes *p, bool (*fn)(void *ctx, uint32_t tid
 unsigned long long probes_lost(const struct probes *p);
 /* Of those, guest call and return events. */
 unsigned long long probes_lost_calls(const struct probes *p);
+/* Of those, execution counts (--coverage-counts). */
+unsigned long long probes_lost_counts(const struct probes *p);
 /*
  * Links are dropped in three steps: new fds for them, from the kernel;
  * linkset_clear() on every set that holds them, which costs nothing
