@@ -314,7 +314,7 @@ uftrace_nesting() { # DIR REGEX
 calls_lost() { # OUTPUT
 	local l
 	l=$(grep -E '^qemu-jitbpf: [0-9]+ TBs, .* events lost' <<<"$1") || fail "no summary: $1"
-	sed -nE 's/.* events lost \(([0-9]+) calls\).*/\1/p; t; s/.*/0/p' <<<"$l"
+	sed -nE 's/.* events lost \(([0-9]+) calls[,)].*/\1/p; t; s/.*/0/p' <<<"$l"
 }
 
 # Events the LOST records of uftrace data account for.  uftrace dump

@@ -3,6 +3,7 @@
 #include "coverage/cobertura.h"
 #include "coverage/hotblocks.h"
 #include "coverage/lcov.h"
+#include "coverage/listing.h"
 #include "coverage/sources.h"
 #include "naming/guest.h"
 #include "naming/symbols.h"
@@ -40,7 +41,11 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 			return c->last;
 		}
 	grow(&c->files, &c->cap, c->nfiles + 1, sizeof(*c->files));
-	c->files[c->nfiles] = (struct cov_file){.elf = elf_file_ref(elf), .used = ++c->clock};
+	c->files[c->nfiles] = (struct cov_file){
+		.elf = elf_file_ref(elf),
+		.used = ++c->clock,
+		.listing = c->lines_wanted ? lister_request(&c->lister, elf) : NULL,
+	};
 	return c->last = &c->files[c->nfiles++];
 }
 
@@ -112,6 +117,7 @@ void coverage_bound(struct coverage *c)
 		if (idle <= COV_IDLE_FILES)
 			return;
 		sources_fold(c, oldest);
+		listing_job_free(c->lister, oldest->listing);
 		elf_file_put(oldest->elf);
 		u64set_free(&oldest->set);
 		u64map_free(&oldest->counts);
@@ -124,10 +130,12 @@ void coverage_bound(struct coverage *c)
 void coverage_free(struct coverage *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++) {
+		listing_job_free(c->lister, c->files[i].listing);
 		elf_file_put(c->files[i].elf);
 		u64set_free(&c->files[i].set);
 		u64map_free(&c->files[i].counts);
 	}
+	lister_free(c->lister);
 	free(c->files);
 	free(c->hot);
 	strtab_free(&c->hot_names);

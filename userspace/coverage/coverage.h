@@ -53,16 +53,19 @@ enum cov_format {
 enum cov_format coverage_format(const char *file);
 
 struct cov_file {
-	struct elf_file *elf; /* held */
-	struct u64set set;    /* link addresses that ran */
-	struct u64map counts; /* --coverage-counts: link address -> executions */
-	uint64_t used;	      /* the coverage's clock when it last ran */
+	struct elf_file *elf;	     /* held */
+	struct u64set set;	     /* link addresses that ran */
+	struct u64map counts;	     /* --coverage-counts: link address -> executions */
+	uint64_t used;		     /* the coverage's clock when it last ran */
+	struct listing_job *listing; /* its lines, read meanwhile (listing.h) */
 };
 
 /* Files no process holds any more, beyond this many, are folded. */
 #define COV_IDLE_FILES 16
 
 struct src_item;
+struct lister;
+struct listing_job;
 
 /* A TB's first guest pc in one process, and how often it ran (.csv). */
 struct cov_hot {
@@ -80,6 +83,10 @@ struct coverage {
 	size_t nfiles, cap;
 	struct cov_file *last; /* the file of the last instruction */
 	uint64_t clock;
+	/* Lines are written (.info, .xml): each file's are read on the
+	 * lister's thread from its first instruction on. */
+	bool lines_wanted;
+	struct lister *lister;
 	/* Files folded into their sources' lines and functions, and let go
 	 * (coverage_bound()): their items, by raw path (sources.h). */
 	struct src_item *folded;

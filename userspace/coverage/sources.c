@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "coverage/sources.h"
 #include "coverage/coverage.h"
+#include "coverage/listing.h"
 #include "naming/decls.h"
 #include "naming/symbols.h"
 #include "util/util.h"
@@ -89,10 +90,8 @@ static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int li
  * The functions of E with a line: at their declaration's line (where gcov
  * and lcov put them, with their entry block), else at their entry's.
  */
-static void functions(struct items *it, struct elf_file *e)
+static void functions(struct items *it, struct elf_file *e, const struct decl *d, size_t nd)
 {
-	size_t nd;
-	struct decl *d = decls_read(elf_file_dwfl(e), &nd);
 	uint64_t prev = UINT64_MAX;
 
 	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
@@ -116,7 +115,23 @@ static void functions(struct items *it, struct elf_file *e)
 			add(it, file, name, line, hit);
 		}
 	}
-	decls_free(d, nd);
+}
+
+/* The lines of a listing, each with its most run instruction's hits. */
+static void listed_lines(struct items *it, const struct listing *ls)
+{
+	for (size_t i = 0; i < ls->nlines; i++) {
+		const struct listing_line *l = &ls->lines[i];
+		uint64_t most = 0;
+
+		for (uint32_t k = l->first; k < l->first + l->n; k++) {
+			uint64_t h = hits(it, ls->ranges[k].lo, ls->ranges[k].hi);
+
+			if (h > most)
+				most = h;
+		}
+		add(it, l->file, NULL, l->line, most);
+	}
 }
 
 /*
@@ -185,21 +200,30 @@ static void merge_file(struct items *it, size_t from)
 	it->n = from + merge(it->v + from, it->n - from, false);
 }
 
-/* The items of one file: its lines and functions, run or not. */
-static void read_file(struct items *it, const struct cov_file *f)
+/* The items of one file: its lines and functions, run or not (from its
+ * listing, read meanwhile, when LISTER has it). */
+static void read_file(struct items *it, const struct cov_file *f, struct lister *lister)
 {
 	struct elf_file *e = f->elf;
 	uint64_t *ran = u64set_sorted(&f->set, &it->nran);
 	struct u64map_ent *cnt = u64map_sorted(&f->counts, &it->ncnt);
+	const struct listing *ls;
 
 	it->elf = e;
 	it->ran = ran;
 	it->cnt = cnt;
 	if (elf_file_fd(e) < 0) {
 		map_functions(it, e);
+	} else if ((ls = listing_wait(lister, f->listing))) {
+		listed_lines(it, ls);
+		functions(it, e, ls->decls, ls->ndecls);
 	} else {
+		size_t nd;
+		struct decl *d = decls_read(elf_file_dwfl(e), &nd);
+
 		elf_file_lines_each(e, on_row, it);
-		functions(it, e);
+		functions(it, e, d, nd);
+		decls_free(d, nd);
 	}
 	free(ran);
 	free(cnt);
@@ -209,7 +233,7 @@ void sources_fold(struct coverage *c, const struct cov_file *f)
 {
 	struct items it = {.names = &c->folded_names};
 
-	read_file(&it, f);
+	read_file(&it, f, c->lister);
 	merge_file(&it, 0);
 	grow(&c->folded, &c->folded_cap, c->nfolded + it.n, sizeof(*c->folded));
 	memcpy(c->folded + c->nfolded, it.v, it.n * sizeof(*it.v));
@@ -236,7 +260,7 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	for (size_t i = 0; i < c->nfiles; i++) {
 		size_t from = it.n;
 
-		read_file(&it, &c->files[i]);
+		read_file(&it, &c->files[i], c->lister);
 		if (c->counts)
 			merge_file(&it, from);
 	}

@@ -454,13 +454,16 @@ static void summary(struct engine *e, long long uft_records)
 		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
 	calls = probes_lost_calls(&e->probes);
 	counts = probes_lost_counts(&e->probes);
-	if (calls || counts)
+	if (calls && counts)
 		snprintf(lost, sizeof(lost), " (%llu calls, %llu counts)", calls, counts);
+	else if (calls || counts)
+		snprintf(lost, sizeof(lost), " (%llu %s)", calls ? calls : counts,
+			 calls ? "calls" : "counts");
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %llu events lost%s%s\n",
-		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete,
-		lost, e->nameless ? "; no files written: no complete handshake" : "");
+		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete, lost,
+		e->nameless ? "; no files written: no complete handshake" : "");
 	if (e->root_map)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
 	if (e->root_marker)
@@ -615,8 +618,12 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 	if (o->cov.nfiles) {
 		e.cov = xcalloc(1, sizeof(*e.cov));
 		e.cov->counts = o->cov.counts;
-		for (int i = 0; i < o->cov.nfiles; i++)
-			e.cov->hot_wanted |= coverage_format(o->cov.files[i]) == COV_HOT;
+		for (int i = 0; i < o->cov.nfiles; i++) {
+			enum cov_format f = coverage_format(o->cov.files[i]);
+
+			e.cov->hot_wanted |= f == COV_HOT;
+			e.cov->lines_wanted |= f == COV_LCOV || f == COV_COBERTURA;
+		}
 		coverage_start(e.cov, &o->cov, t0);
 	}
 	if (o->push.url && !(e.pusher = push_open(&o->push))) {

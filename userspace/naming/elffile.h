@@ -51,6 +51,15 @@ struct elf_file {
 	struct elf_file *next, **pprev;
 };
 
+/* Does ADDR (a link address) lie in an executable segment of SEGS? */
+static inline bool segs_in_code(const struct load_seg *segs, size_t n, uint64_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (segs[i].exec && addr >= segs[i].vaddr && addr - segs[i].vaddr < segs[i].memsz)
+			return true;
+	return false;
+}
+
 /* The file of ST in the cache, with one more holder, or NULL.  A file
  * rewritten since it was read is not (and goes once nothing holds it). */
 struct elf_file *elf_cache_find(const struct stat *st);

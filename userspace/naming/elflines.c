@@ -7,10 +7,12 @@
 #include "naming/symbols.h"
 #include "naming/elffile.h"
 #include "naming/lines.h"
+#include "naming/linesrc.h"
 #include "util/util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +23,25 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* A Dwfl of the file PATH open as FD (not taken), and its module in *MOD. */
+static Dwfl *dwfl_open(const char *path, int fd, Dwfl_Module **mod)
+{
+	Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
+
+	*mod = NULL;
+	if (dwfl) {
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* libdwfl closes it */
+		*mod = fd < 0 ? NULL : dwfl_report_offline(dwfl, path, path, fd);
+		dwfl_report_end(dwfl, NULL, NULL);
+	}
+	return dwfl;
+}
+
 Dwfl_Module *elf_file_dwfl(struct elf_file *e)
 {
 	if (!e->dwfl_tried) {
 		e->dwfl_tried = true;
-		e->dwfl = dwfl_begin(&dwfl_callbacks);
-		if (e->dwfl) {
-			int fd = dup(e->fd); /* libdwfl closes it */
-
-			e->mod = fd < 0 ? NULL : dwfl_report_offline(e->dwfl, e->path, e->path, fd);
-			dwfl_report_end(e->dwfl, NULL, NULL);
-		}
+		e->dwfl = dwfl_open(e->path, e->fd, &e->mod);
 	}
 	return e->mod;
 }
@@ -140,4 +150,97 @@ void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx)
 		line_table_each(e->lines, fn, ctx);
 	else if (e->lines_libdw && (mod = elf_file_dwfl(e)))
 		libdw_lines_each(mod, fn, ctx);
+}
+
+struct lines_src {
+	char *path;
+	int fd, lines_fd; /* the file (for libdw), where its line table is */
+	struct load_seg *segs;
+	size_t nsegs;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwfl_tried;
+	line_fn fn;
+	void *ctx;
+};
+
+struct lines_src *lines_src_new(const struct elf_file *e)
+{
+	struct lines_src *s;
+
+	if (e->fd < 0)
+		return NULL;
+	s = xcalloc(1, sizeof(*s));
+	s->path = xstrdup(e->path);
+	s->fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+	/* As open_lines() chooses. */
+	s->lines_fd = fcntl(e->dbg_fd >= 0 && e->dbg_lines ? e->dbg_fd : e->fd, F_DUPFD_CLOEXEC, 0);
+	s->segs = xmalloc((e->nsegs ? e->nsegs : 1) * sizeof(*s->segs));
+	memcpy(s->segs, e->segs, e->nsegs * sizeof(*s->segs));
+	s->nsegs = e->nsegs;
+	return s;
+}
+
+static Dwfl_Module *src_dwfl(struct lines_src *s)
+{
+	if (!s->dwfl_tried && s->fd >= 0) {
+		s->dwfl_tried = true;
+		s->dwfl = dwfl_open(s->path, s->fd, &s->mod);
+	}
+	return s->mod;
+}
+
+/* A row of code (elf_file_in_code()'s test, on the copy). */
+static void src_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)
+{
+	struct lines_src *s = ctx;
+
+	if (segs_in_code(s->segs, s->nsegs, lo))
+		s->fn(s->ctx, lo, hi, file, line);
+}
+
+void lines_src_each(struct lines_src *s, line_fn fn, void *ctx)
+{
+	struct line_table *t = NULL;
+	Dwfl_Module *mod;
+	Elf *elf;
+
+	/* Read, not mapped, as open_lines() reads it. */
+	if (s->lines_fd < 0 || !(elf = elf_begin(s->lines_fd, ELF_C_READ, NULL)))
+		return;
+	s->fn = fn;
+	s->ctx = ctx;
+	switch (line_table_open(elf, &t)) {
+	case LINES_READ:
+		line_table_each(t, src_row, s);
+		line_table_free(t);
+		break;
+	case LINES_OTHER:
+		if ((mod = src_dwfl(s)))
+			libdw_lines_each(mod, src_row, s);
+		break;
+	case LINES_NONE:
+		break;
+	}
+	elf_end(elf);
+}
+
+struct decl *lines_src_decls(struct lines_src *s, size_t *n)
+{
+	return decls_read(src_dwfl(s), n);
+}
+
+void lines_src_free(struct lines_src *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->lines_fd >= 0)
+		close(s->lines_fd);
+	free(s->segs);
+	free(s->path);
+	free(s);
 }

@@ -516,11 +516,7 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi)
 
 bool elf_file_in_code(const struct elf_file *e, uint64_t addr)
 {
-	for (size_t i = 0; i < e->nsegs; i++)
-		if (e->segs[i].exec && addr >= e->segs[i].vaddr &&
-		    addr - e->segs[i].vaddr < e->segs[i].memsz)
-			return true;
-	return false;
+	return segs_in_code(e->segs, e->nsegs, addr);
 }
 
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An ELF file's source lines and function declarations, read on another
+ * thread: what elf_file_lines_each() and decls_read(elf_file_dwfl()) give,
+ * through handles of its own (a libelf or libdw handle is used by one
+ * thread at a time, and the main thread names code with the file's), so
+ * that a tracefile's lines can be read on another core while the guest
+ * runs (coverage/listing.c).
+ */
+#ifndef QJ_LINESRC_H
+#define QJ_LINESRC_H
+
+#include <stddef.h>
+
+#include "naming/decls.h"
+#include "naming/symbols.h"
+
+struct lines_src;
+
+/* On E's thread: what reading E's lines needs (descriptors of its own, a
+ * copy of where its code lies); NULL when E is no file (a symbol map). */
+struct lines_src *lines_src_new(const struct elf_file *e);
+/* On any one thread at a time: each statement row of code, as
+ * elf_file_lines_each() gives them (FILE is FN's only during the call). */
+void lines_src_each(struct lines_src *s, line_fn fn, void *ctx);
+/* The declarations of its functions, as decls_read() (for decls_free()). */
+struct decl *lines_src_decls(struct lines_src *s, size_t *n);
+void lines_src_free(struct lines_src *s);
+
+#endif
