@@ -97,6 +97,18 @@ static void read_listing(struct listing_job *j)
 	j->src = NULL;
 }
 
+/* Read J, taken out of the queue, without holding L's lock (held on
+ * entry and on return). */
+static void read_unlocked(struct lister *l, struct listing_job *j)
+{
+	j->state = JOB_READING;
+	pthread_mutex_unlock(&l->lock);
+	read_listing(j);
+	pthread_mutex_lock(&l->lock);
+	j->state = JOB_READ;
+	pthread_cond_broadcast(&l->done);
+}
+
 static void *lister_main(void *arg)
 {
 	struct lister *l = arg;
@@ -111,12 +123,7 @@ static void *lister_main(void *arg)
 			break;
 		j = l->queue;
 		l->queue = j->next;
-		j->state = JOB_READING;
-		pthread_mutex_unlock(&l->lock);
-		read_listing(j);
-		pthread_mutex_lock(&l->lock);
-		j->state = JOB_READ;
-		pthread_cond_broadcast(&l->done);
+		read_unlocked(l, j);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
@@ -186,15 +193,9 @@ const struct listing *listing_wait(struct lister *l, struct listing_job *j)
 	if (!l || !j)
 		return NULL;
 	pthread_mutex_lock(&l->lock);
-	if (j->state == JOB_QUEUED && unqueue(l, j)) {
-		/* Not begun: read it here rather than wait for the others. */
-		j->state = JOB_READING;
-		pthread_mutex_unlock(&l->lock);
-		read_listing(j);
-		pthread_mutex_lock(&l->lock);
-		j->state = JOB_READ;
-		pthread_cond_broadcast(&l->done);
-	}
+	/* Not begun: read it here rather than wait for the others. */
+	if (j->state == JOB_QUEUED && unqueue(l, j))
+		read_unlocked(l, j);
 	while (j->state != JOB_READ)
 		pthread_cond_wait(&l->done, &l->lock);
 	pthread_mutex_unlock(&l->lock);
