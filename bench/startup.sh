@@ -11,6 +11,10 @@
 # 3. The same long guest under `-a --profile` already attached (a host's
 #    service): what its run adds to the tool's CPU, plus the sampler's BPF
 #    time, as a share of the run (SKIP_ATTACHED=1 skips it).
+#
+# Parts 2 and 3 as people also run them: PAUSE=S waits S seconds before
+# each long run (caches gone cold); BUSY=1 keeps a busy loop running
+# beside them (a loaded host).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +32,8 @@ need_root
 
 work=$(mktemp -d)
 stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-trap 'rm -rf "$work"; echo "$stats" >/proc/sys/kernel/bpf_stats_enabled' EXIT
+busy=
+trap '[ -z "$busy" ] || kill "$busy"; rm -rf "$work"; echo "$stats" >/proc/sys/kernel/bpf_stats_enabled' EXIT
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 cd "$work"
 
@@ -62,8 +67,14 @@ printf '  --profile  %.1f ms wall, tool CPU %.1f ms\n' "$(echo "$mf * 1000" | bc
 	"$(echo "$(median_of "${fc[*]}") * 1000" | bc -l)"
 printf '  --profile - --perfmap: %+.1f ms wall (goal <= 20 ms)\n' "$(echo "($mf - $mp) * 1000" | bc -l)"
 
+if [ -n "${BUSY:-}" ]; then
+	sh -c 'while :; do :; done' &
+	busy=$!
+	echo "(a busy loop runs beside the long runs: pid $busy)"
+fi
 shares=()
 for ((i = 0; i < ROUNDS / 2; i++)); do
+	[ -z "${PAUSE:-}" ] || sleep "$PAUSE"
 	read -r w c b < <(run "$LONG_ROUNDS" --profile)
 	shares+=("$(echo "($c + $b / 1000) / $w * 100" | bc -l)")
 	printf '  long run %d: %.2f s wall, tool CPU %.3f s, sampler BPF %.1f ms\n' "$((i + 1))" "$w" "$c" "$b"
@@ -82,6 +93,7 @@ if [ -z "${SKIP_ATTACHED:-}" ]; then
 	ashares=()
 	for ((i = 0; i < ROUNDS / 2; i++)); do
 		settle
+		[ -z "${PAUSE:-}" ] || sleep "$PAUSE"
 		"$TOOL" -a -v --qemu "$PAT" --profile="$work/a.folded" >/dev/null 2>"$work/aerr" &
 		t=$!
 		while ! grep -q 'attached to' "$work/aerr"; do sleep 0.05; done
