@@ -177,6 +177,20 @@ struct listing_job *lister_request(struct lister **lp, const struct elf_file *e)
 	return j;
 }
 
+struct listing_job *listing_read(const struct elf_file *e)
+{
+	struct lines_src *src = lines_src_new(e);
+	struct listing_job *j;
+
+	if (!src)
+		return NULL;
+	j = xcalloc(1, sizeof(*j));
+	j->src = src;
+	read_listing(j);
+	j->state = JOB_READ;
+	return j;
+}
+
 /* Take J out of the queue (under the lock); false if it was not there. */
 static bool unqueue(struct lister *l, struct listing_job *j)
 {
@@ -190,8 +204,10 @@ static bool unqueue(struct lister *l, struct listing_job *j)
 
 const struct listing *listing_wait(struct lister *l, struct listing_job *j)
 {
-	if (!l || !j)
+	if (!j)
 		return NULL;
+	if (!l)
+		return &j->listing; /* listing_read()'s */
 	pthread_mutex_lock(&l->lock);
 	/* Not begun: read it here rather than wait for the others. */
 	if (j->state == JOB_QUEUED && unqueue(l, j))
@@ -204,14 +220,16 @@ const struct listing *listing_wait(struct lister *l, struct listing_job *j)
 
 void listing_job_free(struct lister *l, struct listing_job *j)
 {
-	if (!l || !j)
+	if (!j)
 		return;
-	pthread_mutex_lock(&l->lock);
-	if (j->state == JOB_QUEUED && unqueue(l, j))
-		j->state = JOB_READ; /* never read */
-	while (j->state != JOB_READ)
-		pthread_cond_wait(&l->done, &l->lock);
-	pthread_mutex_unlock(&l->lock);
+	if (l) {
+		pthread_mutex_lock(&l->lock);
+		if (j->state == JOB_QUEUED && unqueue(l, j))
+			j->state = JOB_READ; /* never read */
+		while (j->state != JOB_READ)
+			pthread_cond_wait(&l->done, &l->lock);
+		pthread_mutex_unlock(&l->lock);
+	}
 	lines_src_free(j->src);
 	free(j->listing.lines);
 	free(j->listing.ranges);

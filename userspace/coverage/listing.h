@@ -44,7 +44,10 @@ struct listing_job;
 
 /* Read E's listing on the lister's thread (started on first use). */
 struct listing_job *lister_request(struct lister **l, const struct elf_file *e);
-/* The job's listing, once read; NULL if E had none to read. */
+/* E's listing read here and now, with no lister (NULL: E is no file). */
+struct listing_job *listing_read(const struct elf_file *e);
+/* The job's listing, once read (L: its lister, NULL for listing_read()'s);
+ * NULL if there is no job. */
 const struct listing *listing_wait(struct lister *l, struct listing_job *j);
 /* Forget the job (its listing, or its reading if not begun). */
 void listing_job_free(struct lister *l, struct listing_job *j);

@@ -17,7 +17,6 @@ struct items {
 	const struct cov_prefix *px;
 	size_t npx;
 	/* The file being read. */
-	struct elf_file *elf;
 	const uint64_t *ran;
 	size_t nran;
 	const struct u64map_ent *cnt; /* --coverage-counts: executions, by address */
@@ -74,16 +73,6 @@ static void add(struct items *it, const char *file, const char *name, int line, 
 	}
 	grow(&it->v, &it->cap, it->n + 1, sizeof(*it->v));
 	it->v[it->n++] = (struct src_item){file, name, line, hits};
-}
-
-static void on_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)
-{
-	struct items *it = ctx;
-
-	/* (Code the linker dropped keeps its rows, at address 0.) */
-	if (!elf_file_in_code(it->elf, lo))
-		return;
-	add(it, file, NULL, line, hits(it, lo, hi));
 }
 
 /*
@@ -201,29 +190,27 @@ static void merge_file(struct items *it, size_t from)
 }
 
 /* The items of one file: its lines and functions, run or not (from its
- * listing, read meanwhile, when LISTER has it). */
+ * listing, read meanwhile by LISTER, else here and now). */
 static void read_file(struct items *it, const struct cov_file *f, struct lister *lister)
 {
 	struct elf_file *e = f->elf;
 	uint64_t *ran = u64set_sorted(&f->set, &it->nran);
 	struct u64map_ent *cnt = u64map_sorted(&f->counts, &it->ncnt);
-	const struct listing *ls;
 
-	it->elf = e;
 	it->ran = ran;
 	it->cnt = cnt;
 	if (elf_file_fd(e) < 0) {
 		map_functions(it, e);
-	} else if ((ls = listing_wait(lister, f->listing))) {
-		listed_lines(it, ls);
-		functions(it, e, ls->decls, ls->ndecls);
 	} else {
-		size_t nd;
-		struct decl *d = decls_read(elf_file_dwfl(e), &nd);
+		struct listing_job *now = f->listing ? NULL : listing_read(e);
+		const struct listing *ls =
+			now ? listing_wait(NULL, now) : listing_wait(lister, f->listing);
 
-		elf_file_lines_each(e, on_row, it);
-		functions(it, e, d, nd);
-		decls_free(d, nd);
+		if (ls) {
+			listed_lines(it, ls);
+			functions(it, e, ls->decls, ls->ndecls);
+		}
+		listing_job_free(NULL, now);
 	}
 	free(ran);
 	free(cnt);

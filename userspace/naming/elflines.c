@@ -140,18 +140,6 @@ static void libdw_lines_each(Dwfl_Module *mod, line_fn fn, void *ctx)
 	}
 }
 
-void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx)
-{
-	Dwfl_Module *mod;
-
-	if (!e->lines_tried)
-		open_lines(e);
-	if (e->lines)
-		line_table_each(e->lines, fn, ctx);
-	else if (e->lines_libdw && (mod = elf_file_dwfl(e)))
-		libdw_lines_each(mod, fn, ctx);
-}
-
 struct lines_src {
 	char *path;
 	int fd, lines_fd; /* the file (for libdw), where its line table is */

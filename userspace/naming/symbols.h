@@ -110,17 +110,12 @@ typedef struct Dwfl_Module Dwfl_Module;
 Dwfl_Module *elf_file_dwfl(struct elf_file *e);
 /* Source file and line of ADDR; false when unknown. */
 bool elf_file_line(struct elf_file *e, uint64_t addr, const char **file, int *line);
-/*
- * Each statement row of E's line table that covers code, as
- * line_table_each() gives them (lines.h), read by libdw for DWARF 2-4
- * (a file under a relative directory after the unit's, as lines.c names
- * it).  FILE is FN's only during the call.
- */
+/* A statement row of a line table (lines.h; linesrc.h reads an ELF
+ * file's). */
 #ifndef QJ_LINE_FN
 #define QJ_LINE_FN
 typedef void (*line_fn)(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line);
 #endif
-void elf_file_lines_each(struct elf_file *e, line_fn fn, void *ctx);
 
 /* e_machine of the file. */
 uint16_t elf_file_machine(const struct elf_file *e);
