@@ -18,7 +18,7 @@ static void ran(struct tb_counts *t, struct coverage *c, uint32_t slot, uint64_t
 
 	if (!n)
 		return;
-	if (!tb || !tb->n) {
+	if (!tb || !tb->reported) {
 		*u64map_at(&t->pending, slot) += n;
 		return;
 	}
@@ -87,6 +87,7 @@ void tb_counts_run(struct tb_counts *t, struct coverage *c, const struct jit_run
 		tb->first = (uint32_t)t->nrefs;
 		tb->n = 0;
 		tb->hot = 0;
+		tb->reported = true;
 		if (c->hot_wanted) {
 			row = u64map_at(&t->rows, run->tb_pc);
 			if (!*row)

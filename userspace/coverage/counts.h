@@ -27,8 +27,9 @@ struct qj_counts;
 struct tb_counts {
 	/* Each slot's TB: its instructions in refs, and its hot-block row. */
 	struct slot_tb {
-		uint32_t first, n;
-		size_t hot; /* 1 + its row in the coverage's table, or 0 */
+		uint32_t first, n; /* (none when no image with an ELF file holds it) */
+		size_t hot;	   /* 1 + its row in the coverage's table, or 0 */
+		bool reported;
 	} * slots;
 	size_t nslots;
 	struct insn_ref {
