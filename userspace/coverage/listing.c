@@ -16,9 +16,18 @@ enum job_state {
 	JOB_READ,
 };
 
+/* A function as the symbols name it: the first name of its entry. */
+struct fn_sym {
+	uint64_t addr;
+	const char *name; /* in the job's names */
+};
+
 struct listing_job {
 	struct listing_job *next; /* while queued */
 	struct lines_src *src;	  /* until read */
+	struct fn_sym *syms;	  /* until read */
+	size_t nsyms;
+	struct strtab names;
 	struct listing listing;
 	enum job_state state;
 };
@@ -31,70 +40,155 @@ struct lister {
 	bool stop;
 };
 
-struct rows {
-	struct row {
-		const char *file; /* in the listing's files */
-		int line;
-		uint64_t lo, hi;
-	} * v;
-	size_t n, cap;
-	struct strtab *files;
+/* A statement row, a function's entry (NAME set), or the entry at the
+ * line of its declaration. */
+struct row {
+	const char *file; /* in the listing's strs */
+	const char *name;
+	int line;
+	uint64_t lo, hi;
 };
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+	struct strtab *strs;
+};
+
+static void add(struct rows *r, const char *file, const char *name, int line, uint64_t lo,
+		uint64_t hi)
+{
+	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v[r->n++] = (struct row){file, name, line, lo, hi};
+}
 
 static void add_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int line)
 {
 	struct rows *r = ctx;
 
-	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
-	r->v[r->n++] = (struct row){strtab_add(r->files, file), line, lo, hi};
+	add(r, strtab_add(r->strs, file), NULL, line, lo, hi);
 }
 
 static int row_cmp(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int c;
 
-	/* A file's rows together (files kept once: by pointer), by line,
-	 * then by address. */
+	/* A file's rows together (files kept once: by pointer), its
+	 * functions first, by name; then by line, then by address. */
 	if (x->file != y->file)
 		return (uintptr_t)x->file < (uintptr_t)y->file ? -1 : 1;
+	if (!x->name != !y->name)
+		return x->name ? -1 : 1;
+	if (x->name != y->name && (c = strcmp(x->name, y->name)))
+		return c;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* J's rows, one line each with its ranges (touching ones joined: a line
- * counts what its most run instruction did, wherever it lies), and its
- * declarations. */
-static void read_listing(struct listing_job *j)
+/* J's functions: at their declaration's line, with their entry there too
+ * (where gcov puts it and its entry block), else at their entry's. */
+static void add_functions(struct listing_job *j, struct rows *r, const struct decl *d, size_t nd)
 {
-	struct listing *ls = &j->listing;
-	struct rows r = {.files = &ls->files};
-	size_t lcap = 0, rcap = 0;
+	for (size_t i = 0; i < j->nsyms; i++) {
+		const struct fn_sym *s = &j->syms[i];
+		const char *name = strtab_add(r->strs, s->name), *file;
+		const struct decl *dc = decls_find(d, nd, s->addr);
+		int line;
 
-	lines_src_each(j->src, add_row, &r);
-	qsort(r.v, r.n, sizeof(*r.v), row_cmp);
-	for (size_t i = 0; i < r.n; i++) {
-		const struct row *w = &r.v[i];
-		struct listing_line *l = ls->nlines ? &ls->lines[ls->nlines - 1] : NULL;
+		if (dc) {
+			file = strtab_add(r->strs, dc->file);
+			add(r, file, name, dc->line, s->addr, s->addr + 1);
+			add(r, file, NULL, dc->line, s->addr, s->addr + 1);
+		} else if (lines_src_line(j->src, s->addr, &file, &line)) {
+			add(r, strtab_add(r->strs, file), name, line, s->addr, s->addr + 1);
+		}
+	}
+}
+
+static int src_cmp(const void *a, const void *b)
+{
+	const struct listing_src *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+/* ROWS, sorted, as L's files, functions, lines and ranges. */
+static void build(struct listing *ls, const struct row *v, size_t n)
+{
+	size_t scap = 0, fcap = 0, lcap = 0, rcap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *w = &v[i];
+		struct listing_src *src = ls->nsrcs ? &ls->srcs[ls->nsrcs - 1] : NULL;
 		struct listing_range *last = ls->nranges ? &ls->ranges[ls->nranges - 1] : NULL;
+		uint32_t *nr;
 
-		if (!l || l->file != w->file || l->line != w->line) {
-			grow(&ls->lines, &lcap, ls->nlines + 1, sizeof(*ls->lines));
-			l = &ls->lines[ls->nlines++];
-			*l = (struct listing_line){w->file, w->line, (uint32_t)ls->nranges, 0};
-		} else if (last->hi >= w->lo) {
+		if (!src || src->path != w->file) {
+			grow(&ls->srcs, &scap, ls->nsrcs + 1, sizeof(*ls->srcs));
+			src = &ls->srcs[ls->nsrcs++];
+			*src = (struct listing_src){w->file, (uint32_t)ls->nfns, 0,
+						    (uint32_t)ls->nlines, 0};
+			last = NULL;
+		}
+		if (w->name) {
+			struct listing_fn *f = src->nfns ? &ls->fns[ls->nfns - 1] : NULL;
+
+			if (!f || f->name != w->name || f->line != w->line) {
+				grow(&ls->fns, &fcap, ls->nfns + 1, sizeof(*ls->fns));
+				f = &ls->fns[ls->nfns++];
+				*f = (struct listing_fn){w->name, w->line, (uint32_t)ls->nranges,
+							 0};
+				src->nfns++;
+				last = NULL;
+			}
+			nr = &f->n;
+		} else {
+			struct listing_line *l = src->nlines ? &ls->lines[ls->nlines - 1] : NULL;
+
+			if (!l || l->line != w->line) {
+				grow(&ls->lines, &lcap, ls->nlines + 1, sizeof(*ls->lines));
+				l = &ls->lines[ls->nlines++];
+				*l = (struct listing_line){w->line, (uint32_t)ls->nranges, 0};
+				src->nlines++;
+				last = NULL;
+			}
+			nr = &l->n;
+		}
+		/* (Rows come by address within a line: touching ones join.) */
+		if (last && *nr && last->hi >= w->lo) {
 			if (w->hi > last->hi)
 				last->hi = w->hi;
 			continue;
 		}
 		grow(&ls->ranges, &rcap, ls->nranges + 1, sizeof(*ls->ranges));
 		ls->ranges[ls->nranges++] = (struct listing_range){w->lo, w->hi};
-		l->n++;
+		(*nr)++;
 	}
-	free(r.v);
-	ls->decls = lines_src_decls(j->src, &ls->ndecls);
+	qsort(ls->srcs, ls->nsrcs, sizeof(*ls->srcs), src_cmp);
+}
+
+/* J's listing: its rows and functions, sorted and grouped. */
+static void read_listing(struct listing_job *j)
+{
+	struct listing *ls = &j->listing;
+	struct rows r = {.strs = &ls->strs};
+	size_t nd;
+	struct decl *d;
+
+	lines_src_each(j->src, add_row, &r);
+	d = lines_src_decls(j->src, &nd);
+	add_functions(j, &r, d, nd);
+	decls_free(d, nd);
 	lines_src_free(j->src);
 	j->src = NULL;
+	free(j->syms);
+	j->syms = NULL;
+	strtab_free(&j->names);
+	qsort(r.v, r.n, sizeof(*r.v), row_cmp);
+	build(ls, r.v, r.n);
+	free(r.v);
 }
 
 /* Read J, taken out of the queue, without holding L's lock (held on
@@ -155,19 +249,57 @@ static struct lister *lister_start(void)
 	return l;
 }
 
-struct listing_job *lister_request(struct lister **lp, const struct elf_file *e)
+/* A job for E, with what reading it needs of E (NULL: E is no file). */
+static struct listing_job *job_new(struct elf_file *e)
 {
 	struct lines_src *src = lines_src_new(e);
-	struct listing_job *j, **p;
+	struct listing_job *j;
+	uint64_t prev = UINT64_MAX;
+	size_t cap = 0;
 
 	if (!src)
 		return NULL;
-	if (!*lp && !(*lp = lister_start())) {
-		lines_src_free(src);
-		return NULL;
-	}
 	j = xcalloc(1, sizeof(*j));
 	j->src = src;
+	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
+		const struct sym *s = elf_file_sym_at(e, i);
+		const char *name;
+
+		/* Aliases: the first name of an address. */
+		if (s->addr == prev || !elf_file_in_code(e, s->addr))
+			continue;
+		prev = s->addr;
+		if (!(name = elf_file_sym_name(e, s)))
+			continue;
+		grow(&j->syms, &cap, j->nsyms + 1, sizeof(*j->syms));
+		j->syms[j->nsyms++] = (struct fn_sym){s->addr, strtab_add(&j->names, name)};
+	}
+	return j;
+}
+
+static void job_free(struct listing_job *j)
+{
+	lines_src_free(j->src);
+	free(j->syms);
+	strtab_free(&j->names);
+	free(j->listing.srcs);
+	free(j->listing.fns);
+	free(j->listing.lines);
+	free(j->listing.ranges);
+	strtab_free(&j->listing.strs);
+	free(j);
+}
+
+struct listing_job *lister_request(struct lister **lp, struct elf_file *e)
+{
+	struct listing_job *j = job_new(e), **p;
+
+	if (!j)
+		return NULL;
+	if (!*lp && !(*lp = lister_start())) {
+		job_free(j);
+		return NULL;
+	}
 	pthread_mutex_lock(&(*lp)->lock);
 	for (p = &(*lp)->queue; *p; p = &(*p)->next)
 		;
@@ -177,15 +309,12 @@ struct listing_job *lister_request(struct lister **lp, const struct elf_file *e)
 	return j;
 }
 
-struct listing_job *listing_read(const struct elf_file *e)
+struct listing_job *listing_read(struct elf_file *e)
 {
-	struct lines_src *src = lines_src_new(e);
-	struct listing_job *j;
+	struct listing_job *j = job_new(e);
 
-	if (!src)
+	if (!j)
 		return NULL;
-	j = xcalloc(1, sizeof(*j));
-	j->src = src;
 	read_listing(j);
 	j->state = JOB_READ;
 	return j;
@@ -230,12 +359,7 @@ void listing_job_free(struct lister *l, struct listing_job *j)
 			pthread_cond_wait(&l->done, &l->lock);
 		pthread_mutex_unlock(&l->lock);
 	}
-	lines_src_free(j->src);
-	free(j->listing.lines);
-	free(j->listing.ranges);
-	decls_free(j->listing.decls, j->listing.ndecls);
-	strtab_free(&j->listing.files);
-	free(j);
+	job_free(j);
 }
 
 void lister_free(struct lister *l)

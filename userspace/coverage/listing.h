@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What an ELF file gives a tracefile whatever ran in it: each source line
- * with the code it covers, and where each function is declared.  For a
+ * What an ELF file gives a tracefile whatever ran in it: its source files,
+ * each with its functions and lines and the code each covers, sorted as
+ * the tracefile lists them, so that the writer only looks up what ran.  For a
  * file with debug info (glibc's, from libc6-dbg) reading them is most of
  * the cost of a tracefile, and it would come after QEMU exits: so the
  * coverage asks for a file's listing when the first instruction in it
@@ -18,14 +19,30 @@
 
 #include "util/strtab.h"
 
-struct decl;
 struct elf_file;
 
 struct listing {
-	/* Lines by file (any order) and line: each with its code, the
-	 * ranges [first, first + n) of RANGES. */
+	/* Its source files by path, each with its functions (by name, then
+	 * line) and its lines (in order): [fns, fns + nfns) of FNS and
+	 * [lines, lines + nlines) of LINES. */
+	struct listing_src {
+		const char *path; /* in STRS */
+		uint32_t fns, nfns, lines, nlines;
+	} * srcs;
+	size_t nsrcs;
+	/* A function at its declaration's line (where gcov and lcov put it),
+	 * else at its entry's; its entries (one per copy of that name and
+	 * line) are its ranges [first, first + n) of RANGES, each one byte. */
+	struct listing_fn {
+		const char *name; /* in STRS */
+		int line;
+		uint32_t first, n;
+	} * fns;
+	size_t nfns;
+	/* A line with its code (touching rows joined: a line counts what its
+	 * most run instruction did, wherever it lies), and the entries of the
+	 * functions declared there. */
 	struct listing_line {
-		const char *file; /* in FILES */
 		int line;
 		uint32_t first, n;
 	} * lines;
@@ -34,18 +51,17 @@ struct listing {
 		uint64_t lo, hi; /* link addresses */
 	} * ranges;
 	size_t nranges;
-	struct decl *decls; /* sorted by address (decls.h) */
-	size_t ndecls;
-	struct strtab files;
+	struct strtab strs;
 };
 
 struct lister;
 struct listing_job;
 
-/* Read E's listing on the lister's thread (started on first use). */
-struct listing_job *lister_request(struct lister **l, const struct elf_file *e);
+/* Read E's listing on the lister's thread (started on first use); its
+ * functions are taken from E's symbols here and now. */
+struct listing_job *lister_request(struct lister **l, struct elf_file *e);
 /* E's listing read here and now, with no lister (NULL: E is no file). */
-struct listing_job *listing_read(const struct elf_file *e);
+struct listing_job *listing_read(struct elf_file *e);
 /* The job's listing, once read (L: its lister, NULL for listing_read()'s);
  * NULL if there is no job. */
 const struct listing *listing_wait(struct lister *l, struct listing_job *j);

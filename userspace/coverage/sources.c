@@ -76,54 +76,6 @@ static void add(struct items *it, const char *file, const char *name, int line, 
 }
 
 /*
- * The functions of E with a line: at their declaration's line (where gcov
- * and lcov put them, with their entry block), else at their entry's.
- */
-static void functions(struct items *it, struct elf_file *e, const struct decl *d, size_t nd)
-{
-	uint64_t prev = UINT64_MAX;
-
-	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
-		const struct sym *s = elf_file_sym_at(e, i);
-		const struct decl *dc;
-		const char *file, *name;
-		uint64_t hit;
-		int line;
-
-		/* Aliases: the first name of an address. */
-		if (s->addr == prev || !elf_file_in_code(e, s->addr))
-			continue;
-		prev = s->addr;
-		if (!(name = elf_file_sym_name(e, s)))
-			continue;
-		hit = hits(it, s->addr, s->addr + 1);
-		if ((dc = decls_find(d, nd, s->addr))) {
-			add(it, dc->file, name, dc->line, hit);
-			add(it, dc->file, NULL, dc->line, hit);
-		} else if (elf_file_line(e, s->addr, &file, &line)) {
-			add(it, file, name, line, hit);
-		}
-	}
-}
-
-/* The lines of a listing, each with its most run instruction's hits. */
-static void listed_lines(struct items *it, const struct listing *ls)
-{
-	for (size_t i = 0; i < ls->nlines; i++) {
-		const struct listing_line *l = &ls->lines[i];
-		uint64_t most = 0;
-
-		for (uint32_t k = l->first; k < l->first + l->n; k++) {
-			uint64_t h = hits(it, ls->ranges[k].lo, ls->ranges[k].hi);
-
-			if (h > most)
-				most = h;
-		}
-		add(it, l->file, NULL, l->line, most);
-	}
-}
-
-/*
  * A symbol map (--guest-symbols: a guest kernel's kallsyms or System.map)
  * has functions and no lines: each function is listed under the map's
  * path, at its rank in address order, run when its entry ran.
@@ -189,38 +141,97 @@ static void merge_file(struct items *it, size_t from)
 	it->n = from + merge(it->v + from, it->n - from, false);
 }
 
-/* The items of one file: its lines and functions, run or not (from its
- * listing, read meanwhile by LISTER, else here and now). */
-static void read_file(struct items *it, const struct cov_file *f, struct lister *lister)
+/* How often any of LS's ranges [first, first + n) ran. */
+static uint64_t most_hits(const struct items *it, const struct listing *ls, uint32_t first,
+			  uint32_t n)
 {
-	struct elf_file *e = f->elf;
-	uint64_t *ran = u64set_sorted(&f->set, &it->nran);
-	struct u64map_ent *cnt = u64map_sorted(&f->counts, &it->ncnt);
+	uint64_t most = 0;
 
-	it->ran = ran;
-	it->cnt = cnt;
-	if (elf_file_fd(e) < 0) {
-		map_functions(it, e);
-	} else {
-		struct listing_job *now = f->listing ? NULL : listing_read(e);
-		const struct listing *ls =
-			now ? listing_wait(NULL, now) : listing_wait(lister, f->listing);
+	for (uint32_t k = first; k < first + n; k++) {
+		uint64_t h = hits(it, ls->ranges[k].lo, ls->ranges[k].hi);
 
-		if (ls) {
-			listed_lines(it, ls);
-			functions(it, e, ls->decls, ls->ndecls);
-		}
-		listing_job_free(NULL, now);
+		if (h > most)
+			most = h;
 	}
-	free(ran);
-	free(cnt);
+	return most;
+}
+
+/* The items of SRC of LS under PATH, in order (as LS lists them). */
+static void src_items(struct items *it, const struct listing *ls, const struct listing_src *src,
+		      const char *path)
+{
+	grow(&it->v, &it->cap, it->n + src->nfns + src->nlines, sizeof(*it->v));
+	for (uint32_t i = src->fns; i < src->fns + src->nfns; i++) {
+		const struct listing_fn *f = &ls->fns[i];
+
+		it->v[it->n++] = (struct src_item){path, strtab_add(it->names, f->name), f->line,
+						   most_hits(it, ls, f->first, f->n)};
+	}
+	for (uint32_t i = src->lines; i < src->lines + src->nlines; i++) {
+		const struct listing_line *l = &ls->lines[i];
+
+		it->v[it->n++] =
+			(struct src_item){path, NULL, l->line, most_hits(it, ls, l->first, l->n)};
+	}
+}
+
+/* What ran of one file, and its listing (read meanwhile by the lister,
+ * else here and now into NOW; none for a symbol map). */
+struct seen {
+	uint64_t *ran;
+	size_t nran;
+	struct u64map_ent *cnt;
+	size_t ncnt;
+	const struct listing *ls;
+	struct listing_job *now;
+};
+
+static void seen_read(struct seen *sn, const struct cov_file *f, struct lister *lister)
+{
+	sn->ran = u64set_sorted(&f->set, &sn->nran);
+	sn->cnt = u64map_sorted(&f->counts, &sn->ncnt);
+	sn->now = NULL;
+	if (elf_file_fd(f->elf) < 0)
+		sn->ls = NULL;
+	else if (!f->listing)
+		sn->ls = listing_wait(NULL, sn->now = listing_read(f->elf));
+	else
+		sn->ls = listing_wait(lister, f->listing);
+}
+
+static void seen_use(struct items *it, const struct seen *sn)
+{
+	it->ran = sn->ran;
+	it->nran = sn->nran;
+	it->cnt = sn->cnt;
+	it->ncnt = sn->ncnt;
+}
+
+static void seen_free(struct seen *sn)
+{
+	free(sn->ran);
+	free(sn->cnt);
+	listing_job_free(NULL, sn->now);
+}
+
+/* F's items, a symbol map's or its listing's. */
+static void file_items(struct items *it, const struct seen *sn, const struct cov_file *f)
+{
+	seen_use(it, sn);
+	if (elf_file_fd(f->elf) < 0)
+		map_functions(it, f->elf);
+	for (size_t i = 0; sn->ls && i < sn->ls->nsrcs; i++)
+		src_items(it, sn->ls, &sn->ls->srcs[i], path_of(it, sn->ls->srcs[i].path));
 }
 
 void sources_fold(struct coverage *c, const struct cov_file *f)
 {
 	struct items it = {.names = &c->folded_names};
+	struct seen sn;
 
-	read_file(&it, f, c->lister);
+	seen_read(&sn, f, c->lister);
+	file_items(&it, &sn, f);
+	seen_free(&sn);
 	merge_file(&it, 0);
 	grow(&c->folded, &c->folded_cap, c->nfolded + it.n, sizeof(*c->folded));
 	memcpy(c->folded + c->nfolded, it.v, it.n * sizeof(*it.v));
@@ -234,6 +245,91 @@ void sources_fold(struct coverage *c, const struct cov_file *f)
 	}
 }
 
+/*
+ * A source file's items from one place: a file's listing (SEEN set), or
+ * items kept ready (folded ones, a symbol map's): RAW[first, first + n).
+ */
+struct part {
+	const char *path; /* after --coverage-prefix */
+	const struct seen *seen;
+	const struct listing_src *src;
+	size_t first, n;
+};
+
+static int part_cmp(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	return x->path == y->path ? 0 : strcmp(x->path, y->path);
+}
+
+/*
+ * Every item of C, sorted and merged.  A listing comes sorted (from the
+ * lister's thread), so only the files with items from several places (a
+ * header's inline code in a program and its libraries, a file folded
+ * and seen again) are sorted here.
+ */
+static void all_items(struct items *it, const struct coverage *c)
+{
+	struct items raw = {.names = it->names, .px = it->px, .npx = it->npx};
+	struct seen *sn = xcalloc(c->nfiles + 1, sizeof(*sn));
+	struct part *parts = NULL;
+	size_t nparts = 0, cap = 0;
+
+	for (size_t i = 0; i < c->nfolded; i++)
+		add(&raw, c->folded[i].file, c->folded[i].name, c->folded[i].line,
+		    c->folded[i].hits);
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct listing *ls;
+
+		seen_read(&sn[i], &c->files[i], c->lister);
+		if (!(ls = sn[i].ls)) {
+			file_items(&raw, &sn[i], &c->files[i]);
+			continue;
+		}
+		grow(&parts, &cap, nparts + ls->nsrcs, sizeof(*parts));
+		for (size_t k = 0; k < ls->nsrcs; k++)
+			parts[nparts++] = (struct part){path_of(it, ls->srcs[k].path), &sn[i],
+							&ls->srcs[k], 0, 0};
+	}
+	qsort(raw.v, raw.n, sizeof(*raw.v), item_cmp);
+	for (size_t i = 0, j; i < raw.n; i = j) {
+		for (j = i + 1; j < raw.n && raw.v[j].file == raw.v[i].file; j++)
+			;
+		grow(&parts, &cap, nparts + 1, sizeof(*parts));
+		parts[nparts++] = (struct part){raw.v[i].file, NULL, NULL, i, j - i};
+	}
+	qsort(parts, nparts, sizeof(*parts), part_cmp);
+	for (size_t i = 0, j; i < nparts; i = j) {
+		size_t from = it->n;
+
+		for (j = i; j < nparts && !part_cmp(&parts[j], &parts[i]); j++) {
+			const struct part *p = &parts[j];
+
+			if (p->seen) {
+				seen_use(it, p->seen);
+				src_items(it, p->seen->ls, p->src, parts[i].path);
+				continue;
+			}
+			grow(&it->v, &it->cap, it->n + p->n, sizeof(*it->v));
+			for (size_t k = p->first; k < p->first + p->n; k++) {
+				it->v[it->n] = raw.v[k];
+				it->v[it->n++].file = parts[i].path;
+			}
+		}
+		/* Several places: summed as lcov -a adds tracefiles. */
+		if (j - i > 1) {
+			qsort(it->v + from, it->n - from, sizeof(*it->v), item_cmp);
+			it->n = from + merge(it->v + from, it->n - from, c->counts);
+		}
+	}
+	for (size_t i = 0; i < c->nfiles; i++)
+		seen_free(&sn[i]);
+	free(sn);
+	free(parts);
+	free(raw.v);
+}
+
 void sources_read(struct sources *s, const struct coverage *c, const struct cov_prefix *px,
 		  size_t npx)
 {
@@ -241,18 +337,7 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	size_t cap = 0;
 
 	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < c->nfolded; i++)
-		add(&it, c->folded[i].file, c->folded[i].name, c->folded[i].line,
-		    c->folded[i].hits);
-	for (size_t i = 0; i < c->nfiles; i++) {
-		size_t from = it.n;
-
-		read_file(&it, &c->files[i], c->lister);
-		if (c->counts)
-			merge_file(&it, from);
-	}
-	qsort(it.v, it.n, sizeof(*it.v), item_cmp);
-	it.n = merge(it.v, it.n, c->counts);
+	all_items(&it, c);
 	s->items = it.v;
 	for (size_t i = 0, j; i < it.n; i = j) {
 		struct src_file *f;

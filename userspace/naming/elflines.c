@@ -148,6 +148,10 @@ struct lines_src {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool dwfl_tried;
+	/* Its line table, as open_lines() opens it. */
+	Elf *lines_elf;
+	struct line_table *lines;
+	bool lines_tried, lines_libdw;
 	line_fn fn;
 	void *ctx;
 };
@@ -187,30 +191,55 @@ static void src_row(void *ctx, uint64_t lo, uint64_t hi, const char *file, int l
 		s->fn(s->ctx, lo, hi, file, line);
 }
 
-void lines_src_each(struct lines_src *s, line_fn fn, void *ctx)
+/* S's line table (open_lines()'s choice, on S's own handles). */
+static void src_lines(struct lines_src *s)
 {
-	struct line_table *t = NULL;
-	Dwfl_Module *mod;
-	Elf *elf;
-
-	/* Read, not mapped, as open_lines() reads it. */
-	if (s->lines_fd < 0 || !(elf = elf_begin(s->lines_fd, ELF_C_READ, NULL)))
+	if (s->lines_tried)
 		return;
-	s->fn = fn;
-	s->ctx = ctx;
-	switch (line_table_open(elf, &t)) {
+	s->lines_tried = true;
+	/* Read, not mapped, as open_lines() reads it. */
+	if (s->lines_fd < 0 || !(s->lines_elf = elf_begin(s->lines_fd, ELF_C_READ, NULL)))
+		return;
+	switch (line_table_open(s->lines_elf, &s->lines)) {
 	case LINES_READ:
-		line_table_each(t, src_row, s);
-		line_table_free(t);
-		break;
+		return;
 	case LINES_OTHER:
-		if ((mod = src_dwfl(s)))
-			libdw_lines_each(mod, src_row, s);
+		s->lines_libdw = true;
 		break;
 	case LINES_NONE:
 		break;
 	}
-	elf_end(elf);
+	elf_end(s->lines_elf);
+	s->lines_elf = NULL;
+}
+
+void lines_src_each(struct lines_src *s, line_fn fn, void *ctx)
+{
+	Dwfl_Module *mod;
+
+	src_lines(s);
+	s->fn = fn;
+	s->ctx = ctx;
+	if (s->lines)
+		line_table_each(s->lines, src_row, s);
+	else if (s->lines_libdw && (mod = src_dwfl(s)))
+		libdw_lines_each(mod, src_row, s);
+}
+
+bool lines_src_line(struct lines_src *s, uint64_t addr, const char **file, int *line)
+{
+	Dwfl_Module *mod;
+	Dwfl_Line *l;
+	GElf_Addr bias;
+
+	src_lines(s);
+	if (s->lines)
+		return line_table_find(s->lines, addr, file, line);
+	mod = s->lines_libdw ? src_dwfl(s) : NULL;
+	if (!mod || !dwfl_module_getelf(mod, &bias) || !(l = dwfl_module_getsrc(mod, addr + bias)))
+		return false;
+	*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	return *file && *line > 0;
 }
 
 struct decl *lines_src_decls(struct lines_src *s, size_t *n)
@@ -222,6 +251,9 @@ void lines_src_free(struct lines_src *s)
 {
 	if (!s)
 		return;
+	line_table_free(s->lines);
+	if (s->lines_elf)
+		elf_end(s->lines_elf);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	if (s->fd >= 0)

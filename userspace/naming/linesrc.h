@@ -10,7 +10,9 @@
 #ifndef QJ_LINESRC_H
 #define QJ_LINESRC_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "naming/decls.h"
 #include "naming/symbols.h"
@@ -26,6 +28,8 @@ struct lines_src *lines_src_new(const struct elf_file *e);
  * it).  FILE is FN's only during the call; code the linker dropped
  * (rows at address 0) is left out. */
 void lines_src_each(struct lines_src *s, line_fn fn, void *ctx);
+/* The line of ADDR, as elf_file_line() gives it (FILE: until S is freed). */
+bool lines_src_line(struct lines_src *s, uint64_t addr, const char **file, int *line);
 /* The declarations of its functions, as decls_read() (for decls_free()). */
 struct decl *lines_src_decls(struct lines_src *s, size_t *n);
 void lines_src_free(struct lines_src *s);
