@@ -430,3 +430,51 @@ attach_late() { # V MODE
 	assert_output --partial 'cannot count executions (no qemu:jit_counts probe'
 	[ ! -e c.info ]
 }
+
+@test "--cache-dir: a listing read once is read from the cache next time, the same tracefile; a damaged or stale one is read anew" {
+	local q g f
+	q=$(qemu_bin 10.2.2 x86_64)
+	cp "$(guest x86_64 cov)" "$D/prog"
+	g=$D/prog
+	cov() { # NAME: a run into NAME.info, its -v lines in NAME.err
+		"$QEMU_JITBPF" -v --cache-dir="$D/cache" --coverage="$D/$1.info" -- "$q" "$g" a \
+			>/dev/null 2>"$D/$1.err" || fail "$(cat "$D/$1.err")"
+		grep -h 'listings from the cache' "$D/$1.err"
+	}
+	run cov first
+	assert_output --partial ': 0 listings from the cache, 1 stored in it'
+	[ "$(stat -c %a "$D/cache")" = 700 ]
+	run cov again
+	assert_output --partial ': 1 listings from the cache, 0 stored in it'
+	cmp "$D/first.info" "$D/again.info"
+	# Its header kept, the rest garbage: read anew, and rewritten.
+	f=$(echo "$D"/cache/*.listing)
+	python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read())
+b[208:] = b"\xff" * (len(b) - 208); open(p, "wb").write(b)' "$f"
+	run cov damaged
+	assert_output --partial ': 0 listings from the cache, 1 stored in it'
+	cmp "$D/first.info" "$D/damaged.info"
+	truncate -s 100 "$f"
+	run cov cut
+	assert_output --partial ': 0 listings from the cache, 1 stored in it'
+	cmp "$D/first.info" "$D/cut.info"
+	# The program changed: another key (and both kept).
+	touch "$g"
+	run cov touched
+	assert_output --partial ': 0 listings from the cache, 1 stored in it'
+	cmp "$D/first.info" "$D/touched.info"
+	[ "$(find "$D/cache" -name '*.listing' | wc -l)" = 2 ]
+	# None with --no-cache.
+	"$QEMU_JITBPF" -v --no-cache --coverage="$D/none.info" -- "$q" "$g" a >/dev/null 2>"$D/none.err"
+	run grep -c 'listings from the cache' "$D/none.err"
+	assert_output 0
+	cmp "$D/first.info" "$D/none.info"
+	# A directory others can write is refused, in one line.
+	mkdir -m 777 "$D/open"
+	run "$QEMU_JITBPF" --cache-dir="$D/open" --coverage="$D/x.info" -- "$q" "$g" a
+	assert_failure
+	assert_output "qemu-jitbpf: --cache-dir $D/open: not a directory of this user's own that only it can write"
+	run "$QEMU_JITBPF" --cache-dir="$D/c" --no-cache --coverage="$D/x.info" -- "$q" "$g" a
+	assert_failure
+	assert_output --partial '--cache-dir and --no-cache: one or the other'
+}

@@ -10,7 +10,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The tool's cache of listings (--cache-dir) is the suite's own: no test
+# reads what an earlier suite or a user's runs left in ~/.cache.
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+unset CACHE_DIRECTORY
+trap 'rm -rf "$log" "$XDG_CACHE_HOME"' EXIT
 bats --tap --timing "$@" | tee "$log"
 status=${PIPESTATUS[0]}
 

@@ -23,6 +23,7 @@
 #include "engine/engine.h"
 #include "engine/target.h"
 #include "coverage/coverage.h"
+#include "coverage/listcache.h"
 #include "naming/demangle.h"
 #include "naming/guest.h"
 #include "util/keep.h"
@@ -86,6 +87,8 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_COVERAGE,
 	OPT_COVERAGE_PREFIX,
+	OPT_CACHE_DIR,
+	OPT_NO_CACHE,
 	OPT_COVERAGE_COUNTS,
 	OPT_FILTER,
 	OPT_KEEP_EXITED,
@@ -131,6 +134,12 @@ static const struct argp_option opts[] = {
 	 0},
 	{"coverage-prefix", OPT_COVERAGE_PREFIX, "OLD=NEW", 0,
 	 "Coverage files name the sources under OLD (as DWARF has them) under NEW; repeatable", 0},
+	{"cache-dir", OPT_CACHE_DIR, "DIR", 0,
+	 "Keep what --coverage read of guest files' lines in DIR, for the next runs (default "
+	 "$CACHE_DIRECTORY, else $XDG_CACHE_HOME/qemu-jitbpf/listings, else "
+	 "~/.cache/qemu-jitbpf/listings)",
+	 0},
+	{"no-cache", OPT_NO_CACHE, NULL, 0, "Read guest files' lines anew each run", 0},
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
 	{"freq", 'F', "HZ", 0,
@@ -200,7 +209,7 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static bool keep_exited_set, keep_profiles_set, push_more;
+static bool keep_exited_set, keep_profiles_set, push_more, no_cache;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -274,6 +283,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_COVERAGE_COUNTS:
 		env.cov.counts = true;
+		break;
+	case OPT_CACHE_DIR:
+		if (!*arg)
+			argp_error(state, "--cache-dir: no directory");
+		env.cov.cache_dir = arg;
+		break;
+	case OPT_NO_CACHE:
+		no_cache = true;
 		break;
 	case OPT_COVERAGE_PREFIX: {
 		char *eq = strchr(arg, '=');
@@ -433,6 +450,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--coverage-prefix goes with --coverage");
 		else if (env.cov.counts && !env.cov.nfiles)
 			argp_error(state, "--coverage-counts goes with --coverage");
+		else if (no_cache && env.cov.cache_dir)
+			argp_error(state, "--cache-dir and --no-cache: one or the other");
 		else if (!env.all && !env.pid == !env.cmd)
 			argp_error(state, "give either -p PID, -a or -- QEMU-COMMAND");
 		if (env.push.url && !env.push.app)
@@ -596,6 +615,29 @@ static int check_outdir(const char *dir)
 	return 0;
 }
 
+/*
+ * Where listings are kept (coverage/listcache.h): a service's
+ * CACHE_DIRECTORY (systemd's CacheDirectory=), else the XDG place; NULL
+ * with --no-cache, or with no home.
+ */
+static char *cache_dir(void)
+{
+	const char *d = getenv("CACHE_DIRECTORY"), *home;
+
+	if (no_cache)
+		return NULL;
+	if (env.cov.cache_dir)
+		return xstrdup(env.cov.cache_dir);
+	/* (systemd gives one per CacheDirectory=, separated by colons.) */
+	if (d && *d == '/')
+		return strndup(d, strcspn(d, ":"));
+	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
+		return xasprintf("%s/qemu-jitbpf/listings", d);
+	if ((home = getenv("HOME")) && *home == '/')
+		return xasprintf("%s/.cache/qemu-jitbpf/listings", home);
+	return NULL;
+}
+
 /* Bad input is an error before any QEMU starts, with one line. */
 static int check_input(void)
 {
@@ -615,6 +657,16 @@ static int check_input(void)
 	if (check_paths("profile", env.prof.files, env.prof.nfiles) ||
 	    check_paths("coverage", env.cov.files, env.cov.nfiles))
 		return -EINVAL;
+	if (env.cov.cache_dir) {
+		const char *why;
+		struct listcache *lc = listcache_open(env.cov.cache_dir, &why);
+
+		if (!lc) {
+			pr_err("--cache-dir %s: %s", env.cov.cache_dir, why);
+			return -EINVAL;
+		}
+		listcache_free(lc);
+	}
 	for (int i = 0; i < env.nguest_elves; i++)
 		if (guest_check_spec(env.guest_elves[i], false))
 			return -EINVAL;
@@ -632,7 +684,7 @@ int main(int argc, char **argv)
 		.doc = doc,
 		.args_doc = NULL,
 	};
-	char *outdir = NULL, *spool = NULL, **orig = argv;
+	char *outdir = NULL, *spool = NULL, *cache, **orig = argv;
 	int code;
 
 	if (!with_config(&argc, &argv))
@@ -644,6 +696,7 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (check_input())
 		return 1;
+	env.cov.cache_dir = cache = cache_dir();
 	if (env.outdir)
 		env.outdir = outdir = realpath(env.outdir, NULL);
 	if (env.push.url && !env.push.spool)
@@ -675,6 +728,7 @@ int main(int argc, char **argv)
 	callfilter_free(&env.ufilter);
 	free(outdir);
 	free(spool);
+	free(cache);
 	for (int i = 1; config_argv && i < config_n; i++)
 		free(config_argv[i]);
 	free(config_argv);

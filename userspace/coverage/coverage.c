@@ -3,6 +3,7 @@
 #include "coverage/cobertura.h"
 #include "coverage/hotblocks.h"
 #include "coverage/lcov.h"
+#include "coverage/listcache.h"
 #include "coverage/listing.h"
 #include "coverage/sources.h"
 #include "naming/guest.h"
@@ -44,7 +45,7 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 	c->files[c->nfiles] = (struct cov_file){
 		.elf = elf_file_ref(elf),
 		.used = ++c->clock,
-		.listing = c->lines_wanted ? lister_request(&c->lister, elf) : NULL,
+		.listing = c->lines_wanted ? lister_request(&c->lister, elf, c->cache) : NULL,
 	};
 	return c->last = &c->files[c->nfiles++];
 }
@@ -136,6 +137,7 @@ void coverage_free(struct coverage *c)
 		u64map_free(&c->files[i].counts);
 	}
 	lister_free(c->lister);
+	listcache_free(c->cache);
 	free(c->files);
 	free(c->hot);
 	strtab_free(&c->hot_names);
@@ -223,8 +225,12 @@ static int write_files(const struct coverage *c, const struct coverage_opts *o, 
 
 void coverage_start(struct coverage *c, const struct coverage_opts *o, uint64_t now)
 {
+	const char *why;
+
 	c->split_ns = now + o->interval * 1000000000ull;
 	c->interval_start = time(NULL);
+	if (c->lines_wanted && o->cache_dir && !(c->cache = listcache_open(o->cache_dir, &why)))
+		pr_dbg("coverage: no listing cache in %s: %s", o->cache_dir, why);
 }
 
 int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t now)
@@ -241,6 +247,8 @@ int coverage_tick(struct coverage *c, const struct coverage_opts *o, uint64_t no
 
 int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 {
+	int err;
+
 	if (c->uncounted)
 		pr_warn("coverage: QEMU ran out of counter slots: %" PRIu64
 			" blocks were not counted (their lines count 1 where they ran)",
@@ -259,5 +267,13 @@ int coverage_finish(struct coverage *c, const struct coverage_opts *o)
 		       " files folded into %zu lines and functions and let go, "
 		       "%zu held",
 		       c->files_folded, c->nfolded, c->nfiles);
-	return write_files(c, o, c->interval_start);
+	err = write_files(c, o, c->interval_start);
+	if (c->cache) {
+		uint64_t hits, stored;
+
+		listcache_stats(c->cache, &hits, &stored);
+		pr_dbg("coverage: %" PRIu64 " listings from the cache, %" PRIu64 " stored in it",
+		       hits, stored);
+	}
+	return err;
 }

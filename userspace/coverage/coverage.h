@@ -39,6 +39,7 @@ struct coverage_opts {
 	unsigned int interval; /* seconds; 0: once, at the end */
 	struct keep keep;      /* of the interval files (--keep-profiles) */
 	bool counts;	       /* --coverage-counts */
+	const char *cache_dir; /* of listings (listcache.h); NULL: none */
 };
 
 enum cov_format {
@@ -65,6 +66,7 @@ struct cov_file {
 
 struct src_item;
 struct lister;
+struct listcache;
 struct listing_job;
 
 /* A TB's first guest pc in one process, and how often it ran (.csv). */
@@ -87,6 +89,7 @@ struct coverage {
 	 * lister's thread from its first instruction on. */
 	bool lines_wanted;
 	struct lister *lister;
+	struct listcache *cache;
 	/* Files folded into their sources' lines and functions, and let go
 	 * (coverage_bound()): their items, by raw path (sources.h). */
 	struct src_item *folded;

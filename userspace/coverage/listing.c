@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "coverage/listing.h"
+#include "coverage/listcache.h"
 #include "naming/decls.h"
 #include "naming/linesrc.h"
 #include "util/util.h"
@@ -28,6 +29,8 @@ struct listing_job {
 	struct fn_sym *syms;	  /* until read */
 	size_t nsyms;
 	struct strtab names;
+	struct listcache *cache;
+	struct listing_key key; /* what the listing is read from */
 	struct listing listing;
 	enum job_state state;
 };
@@ -169,7 +172,8 @@ static void build(struct listing *ls, const struct row *v, size_t n)
 	qsort(ls->srcs, ls->nsrcs, sizeof(*ls->srcs), src_cmp);
 }
 
-/* J's listing: its rows and functions, sorted and grouped. */
+/* J's listing: its rows and functions, sorted and grouped (or the same
+ * from the cache). */
 static void read_listing(struct listing_job *j)
 {
 	struct listing *ls = &j->listing;
@@ -177,6 +181,14 @@ static void read_listing(struct listing_job *j)
 	size_t nd;
 	struct decl *d;
 
+	if (j->cache && listcache_load(j->cache, &j->key, ls)) {
+		lines_src_free(j->src);
+		j->src = NULL;
+		free(j->syms);
+		j->syms = NULL;
+		strtab_free(&j->names);
+		return;
+	}
 	lines_src_each(j->src, add_row, &r);
 	d = lines_src_decls(j->src, &nd);
 	add_functions(j, &r, d, nd);
@@ -189,6 +201,8 @@ static void read_listing(struct listing_job *j)
 	qsort(r.v, r.n, sizeof(*r.v), row_cmp);
 	build(ls, r.v, r.n);
 	free(r.v);
+	if (j->cache)
+		listcache_store(j->cache, &j->key, ls);
 }
 
 /* Read J, taken out of the queue, without holding L's lock (held on
@@ -250,17 +264,18 @@ static struct lister *lister_start(void)
 }
 
 /* A job for E, with what reading it needs of E (NULL: E is no file). */
-static struct listing_job *job_new(struct elf_file *e)
+static struct listing_job *job_new(struct elf_file *e, struct listcache *lc)
 {
 	struct lines_src *src = lines_src_new(e);
 	struct listing_job *j;
-	uint64_t prev = UINT64_MAX;
+	uint64_t prev = UINT64_MAX, h = 0xcbf29ce484222325ull;
 	size_t cap = 0;
 
 	if (!src)
 		return NULL;
 	j = xcalloc(1, sizeof(*j));
 	j->src = src;
+	j->cache = lc;
 	for (size_t i = 0; i < elf_file_nsyms(e); i++) {
 		const struct sym *s = elf_file_sym_at(e, i);
 		const char *name;
@@ -273,8 +288,26 @@ static struct listing_job *job_new(struct elf_file *e)
 			continue;
 		grow(&j->syms, &cap, j->nsyms + 1, sizeof(*j->syms));
 		j->syms[j->nsyms++] = (struct fn_sym){s->addr, strtab_add(&j->names, name)};
+		for (const char *c = name; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+		h = (h ^ s->addr) * 0x100000001b3ull;
 	}
+	/* The key: the files read, and the functions. */
+	lines_src_ids(src, j->key.v);
+	j->key.v[8] = h;
+	j->key.v[9] = j->nsyms;
 	return j;
+}
+
+void listing_free(struct listing *ls)
+{
+	free(ls->srcs);
+	free(ls->fns);
+	free(ls->lines);
+	free(ls->ranges);
+	strtab_free(&ls->strs);
+	free(ls->blob);
+	memset(ls, 0, sizeof(*ls));
 }
 
 static void job_free(struct listing_job *j)
@@ -282,17 +315,13 @@ static void job_free(struct listing_job *j)
 	lines_src_free(j->src);
 	free(j->syms);
 	strtab_free(&j->names);
-	free(j->listing.srcs);
-	free(j->listing.fns);
-	free(j->listing.lines);
-	free(j->listing.ranges);
-	strtab_free(&j->listing.strs);
+	listing_free(&j->listing);
 	free(j);
 }
 
-struct listing_job *lister_request(struct lister **lp, struct elf_file *e)
+struct listing_job *lister_request(struct lister **lp, struct elf_file *e, struct listcache *lc)
 {
-	struct listing_job *j = job_new(e), **p;
+	struct listing_job *j = job_new(e, lc), **p;
 
 	if (!j)
 		return NULL;
@@ -309,9 +338,9 @@ struct listing_job *lister_request(struct lister **lp, struct elf_file *e)
 	return j;
 }
 
-struct listing_job *listing_read(struct elf_file *e)
+struct listing_job *listing_read(struct elf_file *e, struct listcache *lc)
 {
-	struct listing_job *j = job_new(e);
+	struct listing_job *j = job_new(e, lc);
 
 	if (!j)
 		return NULL;

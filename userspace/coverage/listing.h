@@ -20,6 +20,7 @@
 #include "util/strtab.h"
 
 struct elf_file;
+struct listcache;
 
 struct listing {
 	/* Its source files by path, each with its functions (by name, then
@@ -52,21 +53,25 @@ struct listing {
 	} * ranges;
 	size_t nranges;
 	struct strtab strs;
+	char *blob; /* the strings of a listing from the cache (listcache.h) */
 };
 
 struct lister;
 struct listing_job;
 
-/* Read E's listing on the lister's thread (started on first use); its
- * functions are taken from E's symbols here and now. */
-struct listing_job *lister_request(struct lister **l, struct elf_file *e);
+/* Read E's listing on the lister's thread (started on first use), or
+ * take it from LC (NULL: no cache); its functions are taken from E's
+ * symbols here and now. */
+struct listing_job *lister_request(struct lister **l, struct elf_file *e, struct listcache *lc);
 /* E's listing read here and now, with no lister (NULL: E is no file). */
-struct listing_job *listing_read(struct elf_file *e);
+struct listing_job *listing_read(struct elf_file *e, struct listcache *lc);
 /* The job's listing, once read (L: its lister, NULL for listing_read()'s);
  * NULL if there is no job. */
 const struct listing *listing_wait(struct lister *l, struct listing_job *j);
 /* Forget the job (its listing, or its reading if not begun). */
 void listing_job_free(struct lister *l, struct listing_job *j);
+/* Free what LS holds. */
+void listing_free(struct listing *ls);
 /* Stop the thread (its jobs all freed). */
 void lister_free(struct lister *l);
 

@@ -186,7 +186,7 @@ struct seen {
 	struct listing_job *now;
 };
 
-static void seen_read(struct seen *sn, const struct cov_file *f, struct lister *lister)
+static void seen_read(struct seen *sn, const struct cov_file *f, const struct coverage *c)
 {
 	sn->ran = u64set_sorted(&f->set, &sn->nran);
 	sn->cnt = u64map_sorted(&f->counts, &sn->ncnt);
@@ -194,9 +194,9 @@ static void seen_read(struct seen *sn, const struct cov_file *f, struct lister *
 	if (elf_file_fd(f->elf) < 0)
 		sn->ls = NULL;
 	else if (!f->listing)
-		sn->ls = listing_wait(NULL, sn->now = listing_read(f->elf));
+		sn->ls = listing_wait(NULL, sn->now = listing_read(f->elf, c->cache));
 	else
-		sn->ls = listing_wait(lister, f->listing);
+		sn->ls = listing_wait(c->lister, f->listing);
 }
 
 static void seen_use(struct items *it, const struct seen *sn)
@@ -229,7 +229,7 @@ void sources_fold(struct coverage *c, const struct cov_file *f)
 	struct items it = {.names = &c->folded_names};
 	struct seen sn;
 
-	seen_read(&sn, f, c->lister);
+	seen_read(&sn, f, c);
 	file_items(&it, &sn, f);
 	seen_free(&sn);
 	merge_file(&it, 0);
@@ -282,7 +282,7 @@ static void all_items(struct items *it, const struct coverage *c)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const struct listing *ls;
 
-		seen_read(&sn[i], &c->files[i], c->lister);
+		seen_read(&sn[i], &c->files[i], c);
 		if (!(ls = sn[i].ls)) {
 			file_items(&raw, &sn[i], &c->files[i]);
 			continue;

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -171,6 +172,26 @@ struct lines_src *lines_src_new(const struct elf_file *e)
 	memcpy(s->segs, e->segs, e->nsegs * sizeof(*s->segs));
 	s->nsegs = e->nsegs;
 	return s;
+}
+
+/* FD's device, inode, size and modification time in ID[0..4), or zeros. */
+static void fd_id(int fd, uint64_t *id)
+{
+	struct stat st;
+
+	memset(id, 0, 4 * sizeof(*id));
+	if (fd < 0 || fstat(fd, &st))
+		return;
+	id[0] = st.st_dev;
+	id[1] = st.st_ino;
+	id[2] = (uint64_t)st.st_size;
+	id[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+}
+
+void lines_src_ids(const struct lines_src *s, uint64_t id[8])
+{
+	fd_id(s->fd, id);
+	fd_id(s->lines_fd, id + 4);
 }
 
 static Dwfl_Module *src_dwfl(struct lines_src *s)

@@ -22,6 +22,9 @@ struct lines_src;
 /* On E's thread: what reading E's lines needs (descriptors of its own, a
  * copy of where its code lies); NULL when E is no file (a symbol map). */
 struct lines_src *lines_src_new(const struct elf_file *e);
+/* What identifies the files S reads: device, inode, size and modification
+ * time of the file, then of the one its line table is in. */
+void lines_src_ids(const struct lines_src *s, uint64_t id[8]);
 /* On any one thread at a time: each statement row that covers code, as
  * line_table_each() gives them (lines.h), read by libdw for DWARF 2-4 (a
  * file under a relative directory after the unit's, as lines.c names
