@@ -8,6 +8,12 @@
 #   W1   python3 imports (translation-heavy: the code that runs once)
 #   fib  a static fib(30) guest (execution-bound: a few hot blocks)
 #
+# --coverage keeps what it read of a file's lines in a cache of its own
+# (--cache-dir, coverage/listcache.h), as a test suite or a build farm
+# runs the same libraries again and again: "coverage" and "counts" run
+# with it (here a fresh one, filled by the warm-up runs), "cold" with
+# --no-cache (what a first run, or a new library, costs).
+#
 # Every command is timed whole, as a user sees it, interleaved (each mode
 # in turn, rotated each round), each run after the previous tool has
 # detached.  Figures are medians of ROUNDS, and the median of the ratio
@@ -43,9 +49,11 @@ run_mode() {
 	case $2 in
 	plain) /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[@]}" >/dev/null ;;
 	perfmap) "$TOOL" -v --perfmap -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
-	coverage) "$TOOL" -v --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
-	counts) "$TOOL" -v --coverage-counts --coverage="$work/c.info" --coverage="$work/hot.csv" \
-		-- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	coverage) "$TOOL" -v --cache-dir="$work/cache" --coverage="$work/c.info" -- "${cmd[@]}" \
+		>/dev/null 2>"$work/err" ;;
+	cold) "$TOOL" -v --no-cache --coverage="$work/c.info" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
+	counts) "$TOOL" -v --cache-dir="$work/cache" --coverage-counts --coverage="$work/c.info" \
+		--coverage="$work/hot.csv" -- "${cmd[@]}" >/dev/null 2>"$work/err" ;;
 	hotblocks) /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[0]}" \
 		-plugin "$PLUGINS/libhotblocks.so,inline=on" -d plugin -D "$work/hb.log" \
 		"${cmd[@]:1}" >/dev/null ;;
@@ -65,7 +73,7 @@ run_mode() {
 	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
 }
 
-modes=(plain perfmap coverage counts hotblocks drcov)
+modes=(plain perfmap coverage cold counts hotblocks drcov)
 for w in w1 fib; do
 	declare -A wall=() qcpu=()
 	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches

@@ -46,17 +46,30 @@ int hotblocks_write(FILE *f, const struct coverage *c)
 	qsort(v, c->nhot, sizeof(*v), hot_cmp);
 	fputs("pc,tcount,icount,ecount,function,source,process\n", f);
 	for (size_t i = 0; i < c->nhot; i++) {
-		fprintf(f, "0x%" PRIx64 ",%u,%u,%" PRIu64 ",", v[i]->pc, v[i]->tcount, v[i]->icount,
-			v[i]->ecount);
+		fputs_unlocked("0x", f);
+		fput_hex(f, v[i]->pc);
+		putc_unlocked(',', f);
+		fput_dec(f, v[i]->tcount, false);
+		putc_unlocked(',', f);
+		fput_dec(f, v[i]->icount, false);
+		putc_unlocked(',', f);
+		fput_dec(f, v[i]->ecount, false);
+		putc_unlocked(',', f);
 		field(f, v[i]->fn);
-		fputc(',', f);
-		if (v[i]->file) {
+		putc_unlocked(',', f);
+		if (v[i]->file && strpbrk(v[i]->file, ",\"\r\n")) {
 			char *src = xasprintf("%s:%d", v[i]->file, v[i]->line);
 
 			field(f, src);
 			free(src);
+		} else if (v[i]->file) {
+			fputs_unlocked(v[i]->file, f);
+			putc_unlocked(':', f);
+			fput_int(f, v[i]->line);
 		}
-		fprintf(f, ",%d\n", v[i]->pid);
+		putc_unlocked(',', f);
+		fput_int(f, v[i]->pid);
+		putc_unlocked('\n', f);
 	}
 	free(v);
 	return ferror(f) ? -1 : 0;

@@ -18,8 +18,14 @@ int lcov_write(FILE *f, const struct sources *s)
 		for (size_t k = 0; k < sf->nfns; k++)
 			fprintf(f, "FNDA:%" PRIu64 ",%s\n", sf->fns[k].hits, sf->fns[k].name);
 		fprintf(f, "FNF:%zu\nFNH:%" PRIu64 "\n", sf->nfns, sf->fns_hit);
-		for (size_t k = 0; k < sf->nlines; k++)
-			fprintf(f, "DA:%d,%" PRIu64 "\n", sf->lines[k].line, sf->lines[k].hits);
+		/* (Most of the file: a line each.) */
+		for (size_t k = 0; k < sf->nlines; k++) {
+			fputs_unlocked("DA:", f);
+			fput_int(f, sf->lines[k].line);
+			putc_unlocked(',', f);
+			fput_dec(f, sf->lines[k].hits, false);
+			putc_unlocked('\n', f);
+		}
 		fprintf(f, "LF:%zu\nLH:%" PRIu64 "\nend_of_record\n", sf->nlines, sf->lines_hit);
 	}
 	return ferror(f) ? -1 : 0;

@@ -103,7 +103,7 @@ struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->e[i].slot)
 			a[k++] = (struct u64map_ent){m->e[i].slot - 1, m->e[i].val};
-	qsort(a, k, sizeof(*a), ent_cmp);
+	sort_by_key(a, k, sizeof(*a), 0, ent_cmp); /* (keys are unique) */
 	*n = k;
 	return a;
 }

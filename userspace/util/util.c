@@ -407,6 +407,28 @@ int cache_create(struct safe_file *sf, const char *path)
 	return safe_file_create(sf, path, 0600, (uid_t)-1, (gid_t)-1);
 }
 
+void fput_dec(FILE *f, uint64_t v, bool neg)
+{
+	char b[21], *p = b + sizeof(b);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	if (neg)
+		*--p = '-';
+	fwrite_unlocked(p, 1, (size_t)(b + sizeof(b) - p), f);
+}
+
+void fput_hex(FILE *f, uint64_t v)
+{
+	char b[16], *p = b + sizeof(b);
+
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	fwrite_unlocked(p, 1, (size_t)(b + sizeof(b) - p), f);
+}
+
 void put_xml(FILE *f, const char *s)
 {
 	for (; *s; s++) {

@@ -102,6 +102,15 @@ void safe_file_abort(struct safe_file *sf);
  */
 size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key);
 
+/* V in decimal (with a '-' when NEG), or in hex: printf's %d, %lu and %lx
+ * for files of a hundred thousand lines, at a fifth of their cost. */
+void fput_dec(FILE *f, uint64_t v, bool neg);
+void fput_hex(FILE *f, uint64_t v);
+static inline void fput_int(FILE *f, int v)
+{
+	fput_dec(f, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0);
+}
+
 /* S as XML text or an attribute's value: its five special characters
  * escaped (the SVG flame graph, Cobertura). */
 void put_xml(FILE *f, const char *s);
