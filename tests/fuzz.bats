@@ -41,6 +41,10 @@ fuzz_target() { # TARGET
 	fuzz_target writers
 }
 
+@test "fuzz listcache: files of the listing cache, damaged any way, read or refused; a listing read is stored and read back the same" {
+	fuzz_target listcache
+}
+
 @test "fuzz session: ring records of every type, any size, any order" {
 	fuzz_target session
 }

@@ -135,10 +135,7 @@ static const struct argp_option opts[] = {
 	{"coverage-prefix", OPT_COVERAGE_PREFIX, "OLD=NEW", 0,
 	 "Coverage files name the sources under OLD (as DWARF has them) under NEW; repeatable", 0},
 	{"cache-dir", OPT_CACHE_DIR, "DIR", 0,
-	 "Keep what --coverage read of guest files' lines in DIR, for the next runs (default "
-	 "$CACHE_DIRECTORY, else $XDG_CACHE_HOME/qemu-jitbpf/listings, else "
-	 "~/.cache/qemu-jitbpf/listings)",
-	 0},
+	 "Keep what --coverage read of guest files in DIR (~/.cache/qemu-jitbpf/listings)", 0},
 	{"no-cache", OPT_NO_CACHE, NULL, 0, "Read guest files' lines anew each run", 0},
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 0},
@@ -285,8 +282,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.cov.counts = true;
 		break;
 	case OPT_CACHE_DIR:
-		if (!*arg)
-			argp_error(state, "--cache-dir: no directory");
 		env.cov.cache_dir = arg;
 		break;
 	case OPT_NO_CACHE:
@@ -615,29 +610,6 @@ static int check_outdir(const char *dir)
 	return 0;
 }
 
-/*
- * Where listings are kept (coverage/listcache.h): a service's
- * CACHE_DIRECTORY (systemd's CacheDirectory=), else the XDG place; NULL
- * with --no-cache, or with no home.
- */
-static char *cache_dir(void)
-{
-	const char *d = getenv("CACHE_DIRECTORY"), *home;
-
-	if (no_cache)
-		return NULL;
-	if (env.cov.cache_dir)
-		return xstrdup(env.cov.cache_dir);
-	/* (systemd gives one per CacheDirectory=, separated by colons.) */
-	if (d && *d == '/')
-		return strndup(d, strcspn(d, ":"));
-	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
-		return xasprintf("%s/qemu-jitbpf/listings", d);
-	if ((home = getenv("HOME")) && *home == '/')
-		return xasprintf("%s/.cache/qemu-jitbpf/listings", home);
-	return NULL;
-}
-
 /* Bad input is an error before any QEMU starts, with one line. */
 static int check_input(void)
 {
@@ -657,16 +629,8 @@ static int check_input(void)
 	if (check_paths("profile", env.prof.files, env.prof.nfiles) ||
 	    check_paths("coverage", env.cov.files, env.cov.nfiles))
 		return -EINVAL;
-	if (env.cov.cache_dir) {
-		const char *why;
-		struct listcache *lc = listcache_open(env.cov.cache_dir, &why);
-
-		if (!lc) {
-			pr_err("--cache-dir %s: %s", env.cov.cache_dir, why);
-			return -EINVAL;
-		}
-		listcache_free(lc);
-	}
+	if (env.cov.cache_dir && listcache_check(env.cov.cache_dir))
+		return -EINVAL;
 	for (int i = 0; i < env.nguest_elves; i++)
 		if (guest_check_spec(env.guest_elves[i], false))
 			return -EINVAL;
@@ -696,7 +660,7 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (check_input())
 		return 1;
-	env.cov.cache_dir = cache = cache_dir();
+	env.cov.cache_dir = cache = no_cache ? NULL : listcache_dir(env.cov.cache_dir);
 	if (env.outdir)
 		env.outdir = outdir = realpath(env.outdir, NULL);
 	if (env.push.url && !env.push.spool)

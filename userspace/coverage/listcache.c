@@ -61,6 +61,10 @@ struct listcache *listcache_open(const char *dir, const char **why)
 	struct stat st;
 	int fd;
 
+	if (!*dir) {
+		*why = "no directory";
+		return NULL;
+	}
 	/* (A missing parent, ~/.cache, is made too.) */
 	for (char *p = xstrdup(dir), *s = p + 1;; s++) {
 		if (*s == '/' || !*s) {
@@ -68,8 +72,8 @@ struct listcache *listcache_open(const char *dir, const char **why)
 
 			*s = '\0';
 			if (mkdir(p, 0700) && errno != EEXIST) {
-				free(p);
 				*why = strerror(errno);
+				free(p);
 				return NULL;
 			}
 			*s = c;
@@ -96,6 +100,35 @@ struct listcache *listcache_open(const char *dir, const char **why)
 	return lc;
 }
 
+char *listcache_dir(const char *dir)
+{
+	const char *d = getenv("CACHE_DIRECTORY"), *home = getenv("HOME");
+
+	if (dir)
+		return xstrdup(dir);
+	/* (systemd gives one per CacheDirectory=, separated by colons.) */
+	if (d && *d == '/')
+		return xasprintf("%.*s", (int)strcspn(d, ":"), d);
+	if ((d = getenv("XDG_CACHE_HOME")) && *d == '/')
+		return xasprintf("%s/qemu-jitbpf/listings", d);
+	if (home && *home == '/')
+		return xasprintf("%s/.cache/qemu-jitbpf/listings", home);
+	return NULL;
+}
+
+int listcache_check(const char *dir)
+{
+	const char *why;
+	struct listcache *lc = listcache_open(dir, &why);
+
+	if (!lc) {
+		pr_err("--cache-dir %s: %s", dir, why);
+		return -EINVAL;
+	}
+	listcache_free(lc);
+	return 0;
+}
+
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
 {
 	const unsigned char *b = p;
@@ -118,9 +151,8 @@ static bool span_ok(uint64_t first, uint64_t n, uint64_t total)
 	return first <= total && n <= total - first;
 }
 
-/* B (N bytes, a whole file) as LS, if it is K's and sound. */
-static bool parse(const struct listcache *lc, const struct listing_key *k, const char *b, size_t n,
-		  struct listing *ls)
+bool listcache_parse(const struct listcache *lc, const struct listing_key *k, const char *b,
+		     size_t n, struct listing *ls)
 {
 	struct head h;
 	const char *ds, *df, *dl, *dr, *strs;
@@ -201,7 +233,7 @@ bool listcache_load(struct listcache *lc, const struct listing_key *k, struct li
 		b = xmalloc(n);
 		while (got < n && (r = read(fd, b + got, n - got)) > 0)
 			got += (size_t)r;
-		ok = got == n && parse(lc, k, b, n, ls);
+		ok = got == n && listcache_parse(lc, k, b, n, ls);
 		free(b);
 	}
 	if (ok) {

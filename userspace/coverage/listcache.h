@@ -15,6 +15,7 @@
 #define QJ_LISTCACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct listing;
@@ -35,9 +36,21 @@ struct listcache;
  * tracefile says).
  */
 struct listcache *listcache_open(const char *dir, const char **why);
+/*
+ * The directory: DIR (--cache-dir) if not NULL, else a service's
+ * CACHE_DIRECTORY (systemd's CacheDirectory=), else the XDG place under
+ * $XDG_CACHE_HOME or ~/.cache; NULL with no home (to free()).
+ */
+char *listcache_dir(const char *dir);
+/* Can DIR be used?  If not, a one-line error and -EINVAL. */
+int listcache_check(const char *dir);
 /* K's listing into LS (as listing.c builds it); false if none is kept. */
 bool listcache_load(struct listcache *lc, const struct listing_key *k, struct listing *ls);
 void listcache_store(struct listcache *lc, const struct listing_key *k, const struct listing *ls);
+/* What listcache_load() does with a file's N bytes B once read (the
+ * fuzzer's entry): false for a file that is not K's or not sound. */
+bool listcache_parse(const struct listcache *lc, const struct listing_key *k, const char *b,
+		     size_t n, struct listing *ls);
 /* Listings read from the cache, and stored into it, so far. */
 void listcache_stats(const struct listcache *lc, uint64_t *hits, uint64_t *stored);
 void listcache_free(struct listcache *lc);
