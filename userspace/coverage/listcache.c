@@ -129,20 +129,11 @@ int listcache_check(const char *dir)
 	return 0;
 }
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static void name_of(const struct listcache *lc, const struct listing_key *k, char name[32])
 {
-	uint64_t h = fnv(lc->tool, sizeof(lc->tool), 0xcbf29ce484222325ull);
+	uint64_t h = fnv1a(lc->tool, sizeof(lc->tool), FNV_START);
 
-	snprintf(name, 32, "%016" PRIx64 ".listing", fnv(k, sizeof(*k), h));
+	snprintf(name, 32, "%016" PRIx64 ".listing", fnv1a(k, sizeof(*k), h));
 }
 
 /* Is [first, first + n) within [0, total)? */

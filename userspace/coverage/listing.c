@@ -268,8 +268,9 @@ static struct listing_job *job_new(struct elf_file *e, struct listcache *lc)
 {
 	struct lines_src *src = lines_src_new(e);
 	struct listing_job *j;
-	uint64_t prev = UINT64_MAX, h = 0xcbf29ce484222325ull;
-	size_t cap = 0;
+	uint64_t prev = UINT64_MAX, h = FNV_START;
+	const unsigned char *id;
+	size_t cap = 0, n;
 
 	if (!src)
 		return NULL;
@@ -288,14 +289,16 @@ static struct listing_job *job_new(struct elf_file *e, struct listcache *lc)
 			continue;
 		grow(&j->syms, &cap, j->nsyms + 1, sizeof(*j->syms));
 		j->syms[j->nsyms++] = (struct fn_sym){s->addr, strtab_add(&j->names, name)};
-		for (const char *c = name; *c; c++)
-			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-		h = (h ^ s->addr) * 0x100000001b3ull;
+		h = fnv1a(name, strlen(name) + 1, h);
+		h = fnv1a(&s->addr, sizeof(s->addr), h);
 	}
-	/* The key: the files read, and the functions. */
+	/* The key: the files read (and the build-id, should a file be
+	 * rewritten with its size and time kept), and the functions. */
 	lines_src_ids(src, j->key.v);
 	j->key.v[8] = h;
 	j->key.v[9] = j->nsyms;
+	n = elf_file_build_id(e, &id);
+	j->key.v[10] = fnv1a(id, n, FNV_START);
 	return j;
 }
 

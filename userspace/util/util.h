@@ -67,6 +67,17 @@ void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
 /* Grow *array (of *cap elements of size elsize) to hold at least need. */
 void grow(void *array, size_t *cap, size_t need, size_t elsize);
 
+/* FNV-1a over N bytes at P, on from H (FNV_START for a new hash). */
+#define FNV_START 0xcbf29ce484222325ull
+static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
 /* CLOCK_MONOTONIC in ns, the clock of perf -k 1, jitdump and uftrace. */
 uint64_t mono_ns(void);
 
