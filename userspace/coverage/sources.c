@@ -188,8 +188,15 @@ struct seen {
 
 static void seen_read(struct seen *sn, const struct cov_file *f, const struct coverage *c)
 {
-	sn->ran = u64set_sorted(&f->set, &sn->nran);
 	sn->cnt = u64map_sorted(&f->counts, &sn->ncnt);
+	/* Every instruction that ran has a count (counted from the start):
+	 * the counts say all that the set would. */
+	if (sn->ncnt && sn->ncnt == f->set.n) {
+		sn->ran = NULL;
+		sn->nran = 0;
+	} else {
+		sn->ran = u64set_sorted(&f->set, &sn->nran);
+	}
 	sn->now = NULL;
 	if (elf_file_fd(f->elf) < 0)
 		sn->ls = NULL;
