@@ -4,19 +4,25 @@
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int hot_cmp(const void *a, const void *b)
-{
-	const struct cov_hot *x = *(const struct cov_hot *const *)a,
-			     *y = *(const struct cov_hot *const *)b;
+/* A row, by its key: most executions first. */
+struct ranked {
+	uint64_t key; /* UINT64_MAX - ecount */
+	const struct cov_hot *h;
+};
 
-	if (x->ecount != y->ecount)
-		return x->ecount > y->ecount ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->pc > y->pc) - (x->pc < y->pc);
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->h->pid != y->h->pid)
+		return x->h->pid < y->h->pid ? -1 : 1;
+	return (x->h->pc > y->h->pc) - (x->h->pc < y->h->pc);
 }
 
 /* A CSV field: quoted when it holds a comma, a quote or a line end. */
@@ -39,38 +45,40 @@ static void field(FILE *f, const char *s)
 
 int hotblocks_write(FILE *f, const struct coverage *c)
 {
-	const struct cov_hot **v = xmalloc((c->nhot ? c->nhot : 1) * sizeof(*v));
+	struct ranked *r = xmalloc((c->nhot ? c->nhot : 1) * sizeof(*r));
 
 	for (size_t i = 0; i < c->nhot; i++)
-		v[i] = &c->hot[i];
-	qsort(v, c->nhot, sizeof(*v), hot_cmp);
+		r[i] = (struct ranked){UINT64_MAX - c->hot[i].ecount, &c->hot[i]};
+	sort_by_key(r, c->nhot, sizeof(*r), offsetof(struct ranked, key), ranked_cmp);
 	fputs("pc,tcount,icount,ecount,function,source,process\n", f);
 	for (size_t i = 0; i < c->nhot; i++) {
+		const struct cov_hot *h = r[i].h;
+
 		fputs_unlocked("0x", f);
-		fput_hex(f, v[i]->pc);
+		fput_hex(f, h->pc);
 		putc_unlocked(',', f);
-		fput_dec(f, v[i]->tcount, false);
+		fput_dec(f, h->tcount, false);
 		putc_unlocked(',', f);
-		fput_dec(f, v[i]->icount, false);
+		fput_dec(f, h->icount, false);
 		putc_unlocked(',', f);
-		fput_dec(f, v[i]->ecount, false);
+		fput_dec(f, h->ecount, false);
 		putc_unlocked(',', f);
-		field(f, v[i]->fn);
+		field(f, h->fn);
 		putc_unlocked(',', f);
-		if (v[i]->file && strpbrk(v[i]->file, ",\"\r\n")) {
-			char *src = xasprintf("%s:%d", v[i]->file, v[i]->line);
+		if (h->file && strpbrk(h->file, ",\"\r\n")) {
+			char *src = xasprintf("%s:%d", h->file, h->line);
 
 			field(f, src);
 			free(src);
-		} else if (v[i]->file) {
-			fputs_unlocked(v[i]->file, f);
+		} else if (h->file) {
+			fputs_unlocked(h->file, f);
 			putc_unlocked(':', f);
-			fput_int(f, v[i]->line);
+			fput_int(f, h->line);
 		}
 		putc_unlocked(',', f);
-		fput_int(f, v[i]->pid);
+		fput_int(f, h->pid);
 		putc_unlocked('\n', f);
 	}
-	free(v);
+	free(r);
 	return ferror(f) ? -1 : 0;
 }
