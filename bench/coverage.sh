@@ -65,7 +65,10 @@ run_mode() {
 	plain | hotblocks | drcov) cpu=$(awk '{ print $1 + $2 }' "$work/time") ;;
 	*)
 		grep -q ' 0 events lost' "$work/err" || echo "lost: $(grep 'events lost' "$work/err")" >>"$work/lost"
-		grep 'warning' "$work/err" >>"$work/lost" || true
+		# (The whole -v of a run that warned, to see why.)
+		if grep 'warning' "$work/err" >>"$work/lost"; then
+			{ echo "== $1 $2"; cat "$work/err"; } >>"$TOP/build/bench-coverage-warned.log"
+		fi
 		rm -f "$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' "$work/err")"
 		cpu=$(sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU.*/\1/p' "$work/err")
 		;;
@@ -98,4 +101,7 @@ for w in w1 fib; do
 	done
 	grep -h . "$work/c.info" | grep -c '^SF:' | sed 's/^/  source files in the last tracefile: /'
 done
-[ ! -s "$work/lost" ] || { echo "events were lost, or the tool warned:"; sort "$work/lost" | uniq -c; }
+[ ! -s "$work/lost" ] || {
+	echo "events were lost, or the tool warned (-v of those runs: build/bench-coverage-warned.log):"
+	sort "$work/lost" | uniq -c
+}
