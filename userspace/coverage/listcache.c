@@ -47,14 +47,6 @@ struct disk_line {
 	uint32_t first, n;
 };
 
-static void stat_id(const struct stat *st, uint64_t id[4])
-{
-	id[0] = st->st_dev;
-	id[1] = st->st_ino;
-	id[2] = (uint64_t)st->st_size;
-	id[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
-}
-
 struct listcache *listcache_open(const char *dir, const char **why)
 {
 	struct listcache *lc;
@@ -281,6 +273,7 @@ static void evict(struct listcache *lc)
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		struct stat st;
+		uint64_t id[4];
 
 		if (len < 24 || memcmp(de->d_name + 16, ".listing", 8) ||
 		    fstatat(lc->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
@@ -294,8 +287,9 @@ static void evict(struct listcache *lc)
 		}
 		grow(&v, &cap, n + 1, sizeof(*v));
 		memcpy(v[n].name, de->d_name, len + 1);
-		v[n].size = (uint64_t)st.st_size;
-		v[n].used = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec;
+		stat_id(&st, id);
+		v[n].size = id[2];
+		v[n].used = id[3];
 		total += v[n++].size;
 	}
 	closedir(d);

@@ -20,7 +20,7 @@ enum job_state {
 /* A function as the symbols name it: the first name of its entry. */
 struct fn_sym {
 	uint64_t addr;
-	const char *name; /* in the job's names */
+	const char *name; /* in the job's names, then the listing's strs */
 };
 
 struct listing_job {
@@ -96,16 +96,16 @@ static void add_functions(struct listing_job *j, struct rows *r, const struct de
 {
 	for (size_t i = 0; i < j->nsyms; i++) {
 		const struct fn_sym *s = &j->syms[i];
-		const char *name = strtab_add(r->strs, s->name), *file;
+		const char *file;
 		const struct decl *dc = decls_find(d, nd, s->addr);
 		int line;
 
 		if (dc) {
 			file = strtab_add(r->strs, dc->file);
-			add(r, file, name, dc->line, s->addr, s->addr + 1);
+			add(r, file, s->name, dc->line, s->addr, s->addr + 1);
 			add(r, file, NULL, dc->line, s->addr, s->addr + 1);
 		} else if (lines_src_line(j->src, s->addr, &file, &line)) {
-			add(r, strtab_add(r->strs, file), name, line, s->addr, s->addr + 1);
+			add(r, strtab_add(r->strs, file), s->name, line, s->addr, s->addr + 1);
 		}
 	}
 }
@@ -172,37 +172,47 @@ static void build(struct listing *ls, const struct row *v, size_t n)
 	qsort(ls->srcs, ls->nsrcs, sizeof(*ls->srcs), src_cmp);
 }
 
-/* J's listing: its rows and functions, sorted and grouped (or the same
- * from the cache). */
-static void read_listing(struct listing_job *j)
+/* What reading J needed, let go once it is read. */
+static void job_read_done(struct listing_job *j)
+{
+	lines_src_free(j->src);
+	j->src = NULL;
+	free(j->syms);
+	j->syms = NULL;
+	strtab_free(&j->names);
+}
+
+/* J's listing from its files: its rows and functions, sorted and grouped. */
+static void build_listing(struct listing_job *j)
 {
 	struct listing *ls = &j->listing;
 	struct rows r = {.strs = &ls->strs};
 	size_t nd;
 	struct decl *d;
 
-	if (j->cache && listcache_load(j->cache, &j->key, ls)) {
-		lines_src_free(j->src);
-		j->src = NULL;
-		free(j->syms);
-		j->syms = NULL;
-		strtab_free(&j->names);
-		return;
-	}
+	/* The functions' names (copied on the main thread) are the listing's. */
+	strtab_swap(&ls->strs, &j->names);
 	lines_src_each(j->src, add_row, &r);
 	d = lines_src_decls(j->src, &nd);
 	add_functions(j, &r, d, nd);
 	decls_free(d, nd);
-	lines_src_free(j->src);
-	j->src = NULL;
-	free(j->syms);
-	j->syms = NULL;
-	strtab_free(&j->names);
+	job_read_done(j);
 	qsort(r.v, r.n, sizeof(*r.v), row_cmp);
 	build(ls, r.v, r.n);
 	free(r.v);
-	if (j->cache)
-		listcache_store(j->cache, &j->key, ls);
+}
+
+/* J's listing, from the cache or from its files (then kept). */
+static void read_listing(struct listing_job *j)
+{
+	bool cached = j->cache && listcache_load(j->cache, &j->key, &j->listing);
+
+	if (cached)
+		job_read_done(j);
+	else
+		build_listing(j);
+	if (!cached && j->cache)
+		listcache_store(j->cache, &j->key, &j->listing);
 }
 
 /* Read J, taken out of the queue, without holding L's lock (held on
@@ -315,9 +325,7 @@ void listing_free(struct listing *ls)
 
 static void job_free(struct listing_job *j)
 {
-	lines_src_free(j->src);
-	free(j->syms);
-	strtab_free(&j->names);
+	job_read_done(j);
 	listing_free(&j->listing);
 	free(j);
 }

@@ -180,12 +180,8 @@ static void fd_id(int fd, uint64_t *id)
 	struct stat st;
 
 	memset(id, 0, 4 * sizeof(*id));
-	if (fd < 0 || fstat(fd, &st))
-		return;
-	id[0] = st.st_dev;
-	id[1] = st.st_ino;
-	id[2] = (uint64_t)st.st_size;
-	id[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	if (fd >= 0 && !fstat(fd, &st))
+		stat_id(&st, id);
 }
 
 void lines_src_ids(const struct lines_src *s, uint64_t id[8])

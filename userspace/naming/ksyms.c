@@ -142,13 +142,13 @@ static char *cache_path(void)
 {
 	size_t len;
 	char *boot = boot_id(), *mods, *path;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = FNV_START;
 
 	if (!boot)
 		return NULL;
 	mods = read_all("/proc/modules", &len, 1 << 16);
-	for (size_t i = 0; mods && i < len; i++)
-		h = (h ^ (unsigned char)mods[i]) * 0x100000001b3ull;
+	if (mods)
+		h = fnv1a(mods, len, h);
 	path = xasprintf(CACHE_DIR "/kallsyms-%s-%016llx", boot, (unsigned long long)h);
 	free(boot);
 	free(mods);

@@ -407,6 +407,14 @@ int cache_create(struct safe_file *sf, const char *path)
 	return safe_file_create(sf, path, 0600, (uid_t)-1, (gid_t)-1);
 }
 
+void stat_id(const struct stat *st, uint64_t id[4])
+{
+	id[0] = st->st_dev;
+	id[1] = st->st_ino;
+	id[2] = (uint64_t)st->st_size;
+	id[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+}
+
 void fput_dec(FILE *f, uint64_t v, bool neg)
 {
 	char b[21], *p = b + sizeof(b);

@@ -78,6 +78,11 @@ static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+struct stat;
+/* What identifies a file's contents as they are: its device, inode, size
+ * and modification time (ns), in ID (cache keys). */
+void stat_id(const struct stat *st, uint64_t id[4]);
+
 /* CLOCK_MONOTONIC in ns, the clock of perf -k 1, jitdump and uftrace. */
 uint64_t mono_ns(void);
 
