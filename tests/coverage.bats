@@ -466,6 +466,27 @@ b[208:] = b"\xff" * (len(b) - 208); open(p, "wb").write(b)' "$f"
 	assert_output --partial ': 0 listings from the cache, 1 stored in it'
 	cmp "$D/first.info" "$D/touched.info"
 	[ "$(find "$D/cache" -name '*.listing' | wc -l)" = 2 ]
+	# Bounded: beyond 256 MiB the least recently used go until 3/4 of it
+	# is left (sparse files of 100 MiB each, used two days, a day and an
+	# hour ago: the first two go), and a .tmp- file a killed tool left
+	# over an hour ago.
+	for f in 1:'2 days' 2:'1 day' 3:'1 hour'; do
+		truncate -s 100M "$D/cache/000000000000000${f%%:*}.listing"
+		touch -d "${f#*:} ago" "$D/cache/000000000000000${f%%:*}.listing"
+	done
+	truncate -s 1M "$D/cache/0000000000000009.listing.tmp-abcdef"
+	touch -d '2 hours ago' "$D/cache/0000000000000009.listing.tmp-abcdef"
+	touch "$g"
+	run cov bounded
+	assert_output --partial ': 0 listings from the cache, 1 stored in it'
+	run ls "$D/cache"
+	refute_line 0000000000000001.listing
+	refute_line 0000000000000002.listing
+	refute_line 0000000000000009.listing.tmp-abcdef
+	assert_line 0000000000000003.listing
+	# (And the three of this test's runs, the newest.)
+	[ "$(find "$D/cache" -name '*.listing' | wc -l)" = 4 ]
+	cmp "$D/first.info" "$D/bounded.info"
 	# None with --no-cache.
 	"$QEMU_JITBPF" -v --no-cache --coverage="$D/none.info" -- "$q" "$g" -u "$D/go" \
 		>/dev/null 2>"$D/none.err"
