@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link)
 
 void coverage_count(struct coverage *c, struct elf_file *elf, uint64_t link, uint64_t n)
 {
-	*u64map_at(&file_of(c, elf)->counts, link) += n;
+	u64sum_add(&file_of(c, elf)->counts, link, n);
 }
 
 size_t coverage_hot(struct coverage *c, int pid, uint64_t pc, uint32_t icount,
@@ -100,6 +101,14 @@ int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
 	return l < n && a[l] < hi;
 }
 
+/* F's counts summed, for sources.c to read. */
+static void settle(struct cov_file *f)
+{
+	size_t n;
+
+	u64sum_sorted(&f->counts, &n);
+}
+
 void coverage_bound(struct coverage *c)
 {
 	for (;;) {
@@ -117,11 +126,12 @@ void coverage_bound(struct coverage *c)
 		}
 		if (idle <= COV_IDLE_FILES)
 			return;
+		settle(oldest);
 		sources_fold(c, oldest);
 		listing_job_free(c->lister, oldest->listing);
 		elf_file_put(oldest->elf);
 		u64set_free(&oldest->set);
-		u64map_free(&oldest->counts);
+		u64sum_free(&oldest->counts);
 		*oldest = c->files[--c->nfiles];
 		c->last = NULL;
 		c->files_folded++;
@@ -134,7 +144,7 @@ void coverage_free(struct coverage *c)
 		listing_job_free(c->lister, c->files[i].listing);
 		elf_file_put(c->files[i].elf);
 		u64set_free(&c->files[i].set);
-		u64map_free(&c->files[i].counts);
+		u64sum_free(&c->files[i].counts);
 	}
 	lister_free(c->lister);
 	listcache_free(c->cache);
@@ -177,49 +187,82 @@ static int write_one(const struct coverage *c, const struct sources *src, const 
 	return safe_file_commit(&sf);
 }
 
+/* A hot-block table, written beside the lines (it needs none of them). */
+struct hot_job {
+	const struct coverage *c;
+	const char *path;
+	pthread_t thread;
+	bool started;
+	int err;
+};
+
+static void *hot_write(void *arg)
+{
+	struct hot_job *j = arg;
+
+	j->err = write_one(j->c, NULL, j->path);
+	return NULL;
+}
+
 /* Every file of O, or its interval file from START; -errno (said) if one
- * could not be written. */
-static int write_files(const struct coverage *c, const struct coverage_opts *o, time_t start)
+ * could not be written.  The lines (sources_read(), the longest part of
+ * the end of a run) are read and written while another thread writes the
+ * hot-block tables. */
+static int write_files(struct coverage *c, const struct coverage_opts *o, time_t start)
 {
 	struct sources src = {0};
-	int err = 0, merged = 0, lines = 0;
+	struct hot_job *hot = xcalloc(o->nfiles ? o->nfiles : 1, sizeof(*hot));
+	char **paths = xcalloc(o->nfiles ? o->nfiles : 1, sizeof(*paths));
+	int err = 0, lines = 0;
 
 	for (int i = 0; i < o->nfiles; i++) {
 		enum cov_format f = coverage_format(o->files[i]);
 
-		merged += f != COV_DRCOV;
-		lines += f == COV_LCOV || f == COV_COBERTURA;
+		if (f == COV_DRCOV)
+			continue; /* each process's, as it ends */
+		lines += f != COV_HOT;
+		paths[i] =
+			o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
+		if (f == COV_HOT) {
+			hot[i] = (struct hot_job){.c = c, .path = paths[i]};
+			hot[i].started = !pthread_create(&hot[i].thread, NULL, hot_write, &hot[i]);
+		}
 	}
-	if (!merged)
-		return 0;
-	/* (A hot-block table alone needs no line.) */
-	if (lines)
+	if (lines) {
+		for (size_t i = 0; i < c->nfiles; i++)
+			settle(&c->files[i]);
 		sources_read(&src, c, o->px, o->npx);
+	}
 	for (int i = 0; i < o->nfiles; i++) {
-		char *path;
 		int e;
 
-		if (coverage_format(o->files[i]) == COV_DRCOV)
-			continue; /* each process's, as it ends */
-		path = o->interval ? keep_interval_name(o->files[i], start) : xstrdup(o->files[i]);
-		e = write_one(c, &src, path);
-
-		if (!e && coverage_format(path) == COV_HOT) {
-			fprintf(stderr, "qemu-jitbpf: coverage: %s: %zu blocks\n", path, c->nhot);
-		} else if (!e) {
+		if (!paths[i])
+			continue;
+		if (coverage_format(paths[i]) == COV_HOT) {
+			if (hot[i].started)
+				pthread_join(hot[i].thread, NULL);
+			else
+				hot_write(&hot[i]);
+			if (!(e = hot[i].err))
+				fprintf(stderr, "qemu-jitbpf: coverage: %s: %zu blocks\n", paths[i],
+					c->nhot);
+		} else if (!(e = write_one(c, &src, paths[i]))) {
 			fprintf(stderr,
 				"qemu-jitbpf: coverage: %s: %" PRIu64 " of %" PRIu64
 				" lines, %" PRIu64 " of %" PRIu64
 				" functions in %zu source files\n",
-				path, src.lines_hit, src.lines, src.fns_hit, src.fns, src.nfiles);
+				paths[i], src.lines_hit, src.lines, src.fns_hit, src.fns,
+				src.nfiles);
 			if (o->interval && o->keep.on)
 				keep_prune_intervals(o->files[i], &o->keep, time(NULL),
 						     "--keep-profiles");
 		}
 		err = err ? err : e;
-		free(path);
+		free(paths[i]);
 	}
 	sources_free(&src);
+	free(paths);
+	free(hot);
 	return err;
 }
 

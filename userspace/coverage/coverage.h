@@ -19,6 +19,7 @@
 #include "util/keep.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
+#include "util/u64sum.h"
 #include "util/u64set.h"
 
 struct elf_file;
@@ -56,7 +57,7 @@ enum cov_format coverage_format(const char *file);
 struct cov_file {
 	struct elf_file *elf;	     /* held */
 	struct u64set set;	     /* link addresses that ran */
-	struct u64map counts;	     /* --coverage-counts: link address -> executions */
+	struct u64sum counts;	     /* --coverage-counts: link address -> executions */
 	uint64_t used;		     /* the coverage's clock when it last ran */
 	struct listing_job *listing; /* its lines, read meanwhile (listing.h) */
 };

@@ -188,7 +188,9 @@ struct seen {
 
 static void seen_read(struct seen *sn, const struct cov_file *f, const struct coverage *c)
 {
-	sn->cnt = u64map_sorted(&f->counts, &sn->ncnt);
+	/* (Summed by the caller: coverage.c.) */
+	sn->cnt = f->counts.v;
+	sn->ncnt = f->counts.sorted;
 	/* Every instruction that ran has a count (counted from the start):
 	 * the counts say all that the set would. */
 	if (sn->ncnt && sn->ncnt == f->set.n) {
@@ -217,7 +219,6 @@ static void seen_use(struct items *it, const struct seen *sn)
 static void seen_free(struct seen *sn)
 {
 	free(sn->ran);
-	free(sn->cnt);
 	listing_job_free(NULL, sn->now);
 }
 

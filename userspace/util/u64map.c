@@ -88,11 +88,43 @@ uint64_t u64map_take(struct u64map *m, uint64_t key)
 	return val;
 }
 
-static int ent_cmp(const void *a, const void *b)
+void u64map_sort(struct u64map_ent *v, size_t n)
 {
-	uint64_t x = ((const struct u64map_ent *)a)->slot, y = ((const struct u64map_ent *)b)->slot;
+	size_t(*count)[256];
+	struct u64map_ent *a = v, *b, *tmp;
 
-	return x < y ? -1 : x > y;
+	if (n < 2)
+		return;
+	b = xmalloc(n * sizeof(*b));
+	count = xcalloc(8, sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			count[d][(v[i].slot >> (8 * d)) & 255]++;
+	/* Least significant byte first, stable; bytes all keys share are
+	 * skipped (most of an address's). */
+	for (int d = 0; d < 8; d++) {
+		size_t pos = 0, shift = 8 * (size_t)d;
+
+		if (count[d][(a[0].slot >> shift) & 255] == n)
+			continue;
+		for (int k = 0; k < 256; k++) {
+			size_t c = count[d][k];
+
+			count[d][k] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[d][(a[i].slot >> shift) & 255]++] = a[i];
+		tmp = a;
+		a = b;
+		b = tmp;
+	}
+	if (a != v) {
+		memcpy(v, a, n * sizeof(*v));
+		b = a;
+	}
+	free(b);
+	free(count);
 }
 
 struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n)
@@ -103,7 +135,7 @@ struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->e[i].slot)
 			a[k++] = (struct u64map_ent){m->e[i].slot - 1, m->e[i].val};
-	sort_by_key(a, k, sizeof(*a), 0, ent_cmp); /* (keys are unique) */
+	u64map_sort(a, k);
 	*n = k;
 	return a;
 }

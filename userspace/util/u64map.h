@@ -25,6 +25,9 @@ uint64_t u64map_take(struct u64map *m, uint64_t key);
 /* The entries, by key ascending (slot is the key, not key + 1): to free(). */
 struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n);
 void u64map_clear(struct u64map *m);
+/* Entries V[0, N) by slot ascending, equal ones in their order: a radix
+ * sort of the entries themselves. */
+void u64map_sort(struct u64map_ent *v, size_t n);
 void u64map_free(struct u64map *m);
 
 #endif

@@ -238,41 +238,48 @@ void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
 {
 	struct tie_ctx t = {base, size, cmp};
 	struct keyed *a, *b, *tmp;
+	size_t(*count)[256];
 	char *out;
 
-	if (n < 64) {
+	if (n < 64 && cmp) {
 		sort_array(base, n, size, cmp);
 		return;
 	}
+	if (n < 2)
+		return;
 	a = xmalloc(n * sizeof(*a));
 	b = xmalloc(n * sizeof(*b));
+	count = xcalloc(8, sizeof(*count));
+	/* Every byte's counts in one pass. */
 	for (size_t i = 0; i < n; i++) {
-		memcpy(&a[i].key, t.base + i * size + key_off, sizeof(a[i].key));
-		a[i].i = i;
+		uint64_t k;
+
+		memcpy(&k, t.base + i * size + key_off, sizeof(k));
+		a[i] = (struct keyed){k, i};
+		for (int d = 0; d < 8; d++)
+			count[d][(k >> (8 * d)) & 255]++;
 	}
 	/* Least significant byte first, each pass stable; a byte that all
-	 * keys share (most of an address's) costs one count. */
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = {0}, pos = 0;
+	 * keys share (most of an address's) is skipped. */
+	for (int d = 0; d < 8; d++) {
+		size_t pos = 0, shift = 8 * (size_t)d;
 
-		for (size_t i = 0; i < n; i++)
-			count[(a[i].key >> shift) & 255]++;
-		if (count[(a[0].key >> shift) & 255] == n)
+		if (count[d][(a[0].key >> shift) & 255] == n)
 			continue;
-		for (int d = 0; d < 256; d++) {
-			size_t c = count[d];
+		for (int v = 0; v < 256; v++) {
+			size_t c = count[d][v];
 
-			count[d] = pos;
+			count[d][v] = pos;
 			pos += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			b[count[(a[i].key >> shift) & 255]++] = a[i];
+			b[count[d][(a[i].key >> shift) & 255]++] = a[i];
 		tmp = a;
 		a = b;
 		b = tmp;
 	}
-	/* Equal keys: CMP decides. */
-	for (size_t i = 0, j; i < n; i = j) {
+	/* Equal keys: CMP decides, or they stay in order. */
+	for (size_t i = 0, j; cmp && i < n; i = j) {
 		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
 			;
 		if (j - i > 1)
@@ -283,6 +290,7 @@ void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
 		memcpy(out + i * size, t.base + a[i].i * size, size);
 	memcpy(base, out, n * size);
 	free(out);
+	free(count);
 	free(a);
 	free(b);
 }

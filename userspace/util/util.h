@@ -58,7 +58,8 @@ static inline void sort_array(void *base, size_t n, size_t size,
 
 /*
  * The same for an array ordered first by the u64 at KEY_OFF, ascending:
- * CMP must order so, and is asked only between elements of equal keys.
+ * CMP must order so, and is asked only between elements of equal keys
+ * (NULL: they keep their order).
  * A radix sort: a symbol table's 8 000 entries in 0.2 ms, not qsort's 1.
  */
 void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
