@@ -306,7 +306,11 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->tbs_incomplete += s->jm.tbs_incomplete;
 	e->calls_waits += s->calls_waits;
 	e->bytes += s->bytes;
-	if (gone && p->links.n)
+	/* The last of a tree, its root: the run ends, and its links go with
+	 * the rest once the files are written (stop()), for releasing them
+	 * forks the detach helper, whose copy of our memory every page we
+	 * write afterwards would fault on (a sixth of W1's end, counted). */
+	if (gone && p->links.n && !(root && e->nprocs == 1))
 		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);
 	*pp = p->next;
 	e->nprocs--;
