@@ -307,11 +307,16 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	e->calls_waits += s->calls_waits;
 	e->bytes += s->bytes;
 	/* The last of a tree, its root: the run ends, and its links go with
-	 * the rest once the files are written (stop()), for releasing them
-	 * forks the detach helper, whose copy of our memory every page we
-	 * write afterwards would fault on (a sixth of W1's end, counted). */
-	if (gone && p->links.n && !(root && e->nprocs == 1))
+	 * the engine's once the files are written (stop()), for releasing
+	 * them forks the detach helper, whose copy of our memory every page
+	 * we write afterwards would fault on (a sixth of W1's end, counted). */
+	if (gone && p->links.n && root && e->nprocs == 1) {
+		for (size_t i = 0; i < p->links.n; i++)
+			linkset_add(&e->links, p->links.v[i]);
+		p->links.n = 0;
+	} else if (gone && p->links.n) {
 		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);
+	}
 	*pp = p->next;
 	e->nprocs--;
 	proc_free(p);
