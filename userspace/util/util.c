@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "util/util.h"
+#include "util/u64map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -214,31 +215,26 @@ void safe_file_abort(struct safe_file *sf)
 	free(sf->tmp);
 }
 
-struct keyed {
-	uint64_t key;
-	size_t i;
-};
-
 struct tie_ctx {
 	const char *base;
 	size_t size;
 	int (*cmp)(const void *, const void *);
 };
 
+/* (A key and its element's index.) */
 static int cmp_tie(const void *a, const void *b, void *arg)
 {
-	const struct keyed *x = a, *y = b;
+	const struct u64map_ent *x = a, *y = b;
 	const struct tie_ctx *t = arg;
 
-	return t->cmp(t->base + x->i * t->size, t->base + y->i * t->size);
+	return t->cmp(t->base + x->val * t->size, t->base + y->val * t->size);
 }
 
 void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
 		 int (*cmp)(const void *, const void *))
 {
 	struct tie_ctx t = {base, size, cmp};
-	struct keyed *a, *b, *tmp;
-	size_t(*count)[256];
+	struct u64map_ent *a;
 	char *out;
 
 	if (n < 64 && cmp) {
@@ -248,51 +244,24 @@ void sort_by_key(void *base, size_t n, size_t size, size_t key_off,
 	if (n < 2)
 		return;
 	a = xmalloc(n * sizeof(*a));
-	b = xmalloc(n * sizeof(*b));
-	count = xcalloc(8, sizeof(*count));
-	/* Every byte's counts in one pass. */
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k;
-
-		memcpy(&k, t.base + i * size + key_off, sizeof(k));
-		a[i] = (struct keyed){k, i};
-		for (int d = 0; d < 8; d++)
-			count[d][(k >> (8 * d)) & 255]++;
+		memcpy(&a[i].slot, t.base + i * size + key_off, sizeof(a[i].slot));
+		a[i].val = i;
 	}
-	/* Least significant byte first, each pass stable; a byte that all
-	 * keys share (most of an address's) is skipped. */
-	for (int d = 0; d < 8; d++) {
-		size_t pos = 0, shift = 8 * (size_t)d;
-
-		if (count[d][(a[0].key >> shift) & 255] == n)
-			continue;
-		for (int v = 0; v < 256; v++) {
-			size_t c = count[d][v];
-
-			count[d][v] = pos;
-			pos += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			b[count[d][(a[i].key >> shift) & 255]++] = a[i];
-		tmp = a;
-		a = b;
-		b = tmp;
-	}
+	u64map_sort(a, n);
 	/* Equal keys: CMP decides, or they stay in order. */
 	for (size_t i = 0, j; cmp && i < n; i = j) {
-		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+		for (j = i + 1; j < n && a[j].slot == a[i].slot; j++)
 			;
 		if (j - i > 1)
 			qsort_r(a + i, j - i, sizeof(*a), cmp_tie, &t);
 	}
 	out = xmalloc(n * size);
 	for (size_t i = 0; i < n; i++)
-		memcpy(out + i * size, t.base + a[i].i * size, size);
+		memcpy(out + i * size, t.base + a[i].val * size, size);
 	memcpy(base, out, n * size);
 	free(out);
-	free(count);
 	free(a);
-	free(b);
 }
 
 size_t count_le(const void *base, size_t n, size_t elsize, size_t key_off, uint64_t key)
