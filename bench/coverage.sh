@@ -20,6 +20,10 @@
 # within each round (the machine's speed drifts over minutes).
 #
 #   ROUNDS=10 bench/coverage.sh
+#   ROUNDS=20 WORKLOADS=w1 MODES="plain perfmap coverage counts" bench/coverage.sh
+#
+# (MODES and WORKLOADS narrow a run to what is asked, for more rounds in
+# the same time: this machine's spread is as large as the figures.)
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,8 +80,9 @@ run_mode() {
 	echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}"
 }
 
-modes=(plain perfmap coverage cold counts hotblocks drcov)
-for w in w1 fib; do
+read -r -a modes <<<"${MODES:-plain perfmap coverage cold counts hotblocks drcov}"
+[ "${modes[0]}" = plain ] || { echo "bench: MODES must start with plain" >&2; exit 1; }
+for w in ${WORKLOADS:-w1 fib}; do
 	declare -A wall=() qcpu=()
 	for m in "${modes[@]}"; do run_mode "$w" "$m" >/dev/null; done # warm caches
 	for ((i = 0; i < ROUNDS; i++)); do

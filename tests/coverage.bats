@@ -170,7 +170,7 @@ agrees_with_gcov() { # INFO GUEST LABEL
 }
 
 @test "--coverage-counts: the hot-block table has QEMU's hotblocks plugin's execution count for every block both list (one thread with vDSO calls, four threads)" {
-	local q p g args pc tc ic ec ours n=0
+	local q p g args pc tc ic ec ours tbs n=0
 	q=$(qemu_bin 10.2.2 x86_64)
 	p=$BUILD/qemu-10.2.2/plugins/libhotblocks.so
 	[ -f "$p" ] || fail "$p missing (make qemu)"
@@ -183,9 +183,13 @@ agrees_with_gcov() { # INFO GUEST LABEL
 		rm -f "$D/plugin.log"
 		# shellcheck disable=SC2086 # the guest's arguments
 		run "$QEMU_JITBPF" --coverage="$D/hot.csv" -- \
-			"$q" -plugin "$p",inline=on -d plugin -D "$D/plugin.log" "$g" ${args#* }
+			"$q" -plugin "$p",inline=on -d plugin,op -D "$D/plugin.log" "$g" ${args#* }
 		assert_success
 		refute_output --partial 'not counted'
+		# Each TB counts with one op (patch 32), not four.
+		tbs=$(grep -c '^OP:' "$D/plugin.log")
+		[ "$tbs" -gt 100 ] && [ "$(grep -c ' jit_count ' "$D/plugin.log")" = "$tbs" ] ||
+			fail "$args: $tbs TBs, $(grep -c ' jit_count ' "$D/plugin.log") jit_count ops"
 		# "0x0000000000401615, 1, 7, 21891"
 		while IFS=', ' read -r pc tc ic ec; do
 			ours=$(grep "^$(printf '0x%x' "$pc")," "$D/hot.csv" | cut -d, -f4)
