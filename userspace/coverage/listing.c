@@ -205,13 +205,12 @@ static void build_listing(struct listing_job *j)
 /* J's listing, from the cache or from its files (then kept). */
 static void read_listing(struct listing_job *j)
 {
-	bool cached = j->cache && listcache_load(j->cache, &j->key, &j->listing);
-
-	if (cached)
+	if (j->cache && listcache_load(j->cache, &j->key, &j->listing)) {
 		job_read_done(j);
-	else
-		build_listing(j);
-	if (!cached && j->cache)
+		return;
+	}
+	build_listing(j);
+	if (j->cache)
 		listcache_store(j->cache, &j->key, &j->listing);
 }
 
