@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/detach.h"
 #include "engine/engine.h"
 #include "engine/target.h"
 #include "coverage/coverage.h"
@@ -646,11 +647,12 @@ int main(int argc, char **argv)
 		.options = opts,
 		.parser = parse_arg,
 		.doc = doc,
-		.args_doc = NULL,
 	};
 	char *outdir = NULL, *spool = NULL, *cache, **orig = argv;
 	int code;
 
+	if (detach_helper_asked(argc, argv))
+		return detach_helper_main(argv);
 	if (!with_config(&argc, &argv))
 		return 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
@@ -679,10 +681,8 @@ int main(int argc, char **argv)
 		pr_err("cannot start again: %s", strerror(errno));
 		return 1;
 	}
-	/*
-	 * The ELF/DWARF cache and the interned names stay reachable from
-	 * globals: freeing libdw's line tables takes longer than exiting.
-	 */
+	/* The ELF/DWARF cache and the interned names stay reachable from
+	 * globals: freeing libdw's line tables takes longer than exiting. */
 	free(env.qemus);
 	free(env.guest_elves);
 	free(env.guest_syms);

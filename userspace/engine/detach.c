@@ -10,15 +10,15 @@
  * Once QEMU has exited nothing depends on our links, and that wait need
  * not delay our exit: the links go to a helper process, one per host
  * (an abstract unix socket names it), which closes in parallel whatever
- * tools hand it and exits when idle.  A tool that finds no helper becomes
- * one by forking.  So back-to-back runs never wait for each other, and at
- * most one process of ours is left behind.
+ * tools hand it and exits when idle.  A tool that finds no helper starts
+ * one: itself, run anew (detach_helper_main()).  So back-to-back runs
+ * never wait for each other, and at most one process of ours is left
+ * behind.
  */
 #include "engine/detach.h"
 #include "profiler/sampler.h"
 #include "util/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,12 +26,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -257,15 +263,31 @@ static int receive_all(int ls, int *fds, int cap)
 	return n;
 }
 
-static void __attribute__((noreturn)) helper_main(int ls, int *fds, int n, int parent)
+bool detach_helper_asked(int argc, char **argv)
 {
-	int batch[16 * DETACH_MAX_FDS];
+	return argc == 2 && !strcmp(argv[0], helper_name);
+}
 
-	wait_for_eof(parent);
-	close(parent);
-	detach_close(fds, n);
+int detach_helper_main(char **argv)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct none[2] = {0};
+	int batch[16 * DETACH_MAX_FDS], ls = atoi(argv[1]), on = 0;
+	socklen_t len = sizeof(on);
+
+	if (ls < 3 || getsockopt(ls, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) || !on) {
+		fprintf(stderr, "qemu-jitbpf: %s is started by qemu-jitbpf itself\n", helper_name);
+		return 2;
+	}
+	/* Named as the tool (ps, pgrep), not as /proc/self/exe. It only
+	 * closes what it is given: no privilege, and no Ctrl-C. */
+	prctl(PR_SET_NAME, "qemu-jitbpf", 0, 0, 0);
+	signal(SIGINT, SIG_IGN);
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	syscall(SYS_capset, &h, none);
 	for (;;) {
 		struct pollfd p = {ls, POLLIN, 0};
+		int n;
 
 		if (poll(&p, 1, HELPER_IDLE_MS) <= 0)
 			break;
@@ -275,45 +297,76 @@ static void __attribute__((noreturn)) helper_main(int ls, int *fds, int n, int p
 	/* Leaving: a tool that connects from now on starts a new helper.
 	 * What was queued and not accepted is released with the socket. */
 	close(ls);
-	_exit(0);
+	return 0;
 }
 
-/* Keep only FDS, LS and PARENT open, stdio on /dev/null, out of our session. */
-static void become_helper(int ls, int *fds, int n, int parent)
+/* The helpers we started, reaped once they leave (they are our children). */
+static pid_t helpers[8];
+
+void detach_reap(void)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int open_fds[1024], nopen = 0;
-	struct dirent *de;
-	DIR *d;
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] > 0 && waitpid(helpers[i], NULL, WNOHANG) == helpers[i])
+			helpers[i] = 0;
+}
 
-	for (int fd = 0; fd < 3 && null >= 0; fd++)
-		dup2(null, fd);
-	d = opendir("/proc/self/fd");
-	while (d && (de = readdir(d)) && nopen < 1024)
-		if (de->d_name[0] != '.' && atoi(de->d_name) > 2)
-			open_fds[nopen++] = atoi(de->d_name);
-	if (d)
-		closedir(d);
-	for (int i = 0; i < nopen; i++) {
-		bool keep = open_fds[i] == ls || open_fds[i] == parent;
+/*
+ * Become the host's helper: bind its name, then run ourselves anew as it,
+ * with the listening socket LS its one fd besides /dev/null.  Exec, not
+ * fork: a fork would copy our memory, tens of MiB once the files are read,
+ * and we would wait for that; the exec is all we wait for.  Returns 0 if a
+ * helper now listens (maybe another tool's), -1 if none can be had.
+ */
+static int start_helper(void)
+{
+	struct sockaddr_un a;
+	socklen_t alen = helper_addr(&a);
+	char fd[16], *args[] = {(char *)helper_name, fd, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int ls, err;
+	pid_t pid;
 
-		for (int k = 0; k < n && !keep; k++)
-			keep = open_fds[i] == fds[k];
-		if (!keep)
-			close(open_fds[i]);
+	detach_reap();
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (ls < 0)
+		return -1;
+	/* Non-blocking: the helper accepts until none is waiting. */
+	if (bind(ls, (struct sockaddr *)&a, alen) || listen(ls, 64)) {
+		/* Another tool became the helper just now. */
+		close(ls);
+		return errno == EADDRINUSE ? 0 : -1;
 	}
-	setsid();
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
-	helper_main(ls, fds, n, parent);
+	snprintf(fd, sizeof(fd), "%d", ls);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	for (int i = 0; i < 3; i++)
+		posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+	/* dup2 onto itself: the one fd that stays open across the exec. */
+	posix_spawn_file_actions_adddup2(&fa, ls, ls);
+	/* Out of our session and process group: Ctrl-C and a terminal's
+	 * hang-up are not for it. */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setsigmask(&at, &none);
+	err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(ls);
+	if (err)
+		return -1;
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] <= 0) {
+			helpers[i] = pid;
+			break;
+		}
+	return 0;
 }
 
 void detach_handoff(int *fds, int n)
 {
-	struct sockaddr_un a;
-	socklen_t alen = helper_addr(&a);
-	int ls, done = -1, p[2];
-	pid_t pid;
+	int done = -1;
 
 	if (n > DETACH_MAX_FDS) {
 		detach_close(fds, n);
@@ -321,38 +374,8 @@ void detach_handoff(int *fds, int n)
 	}
 	for (int tries = 0; tries < 3 && done < 0; tries++) {
 		done = send_to_helper(fds, n);
-		if (done >= 0)
+		if (done < 0 && start_helper())
 			break;
-		ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (ls < 0)
-			break;
-		/* Non-blocking: the helper accepts until none is waiting. */
-		if (bind(ls, (struct sockaddr *)&a, alen) || listen(ls, 64)) {
-			/* Another tool became the helper just now. */
-			close(ls);
-			continue;
-		}
-		if (pipe2(p, O_CLOEXEC)) {
-			close(ls);
-			break;
-		}
-		pid = fork();
-		if (pid == 0) {
-			/* The helper is our grandchild, so nobody waits for it. */
-			close(p[1]);
-			if (fork() == 0)
-				become_helper(ls, fds, n, p[0]);
-			_exit(0);
-		}
-		close(ls);
-		close(p[0]);
-		if (pid > 0) {
-			waitpid(pid, NULL, 0);
-			done = p[1];
-		} else {
-			close(p[1]);
-		}
-		break;
 	}
 	if (done < 0) {
 		/* No helper to be had: close them here. */

@@ -7,6 +7,7 @@
 #ifndef QJ_DETACH_H
 #define QJ_DETACH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -34,5 +35,11 @@ int detach_reopen(const int *prog_fds, int nprogs, const __u32 *ids, size_t nids
 void detach_close(int *fds, int n);
 /* Give FDS to the helper (started if none runs), which closes them. */
 void detach_handoff(int *fds, int n);
+/* Reap the helpers we started that have left (call it now and then). */
+void detach_reap(void);
+/* Is this process, by its arguments, a helper that a tool started? */
+bool detach_helper_asked(int argc, char **argv);
+/* The helper's life: takes links and closes them until idle; the exit code. */
+int detach_helper_main(char **argv);
 
 #endif

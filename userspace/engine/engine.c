@@ -6,6 +6,7 @@
  * stop (detach, drain, complete every process's files, the summary).
  */
 #include "engine/engine.h"
+#include "engine/detach.h"
 #include "engine/warmup.h"
 #include "naming/ksyms.h"
 #include "profiler/top.h"
@@ -351,8 +352,10 @@ static int loop(struct engine *e)
 		if (reap)
 			last_reap = now;
 		procs_tick(e, now, reap);
-		if (reap)
+		if (reap) {
 			retention_tick(&e->ret, now);
+			detach_reap();
+		}
 		err = e->tree ? check_root(e) : 0;
 		if (err)
 			break;
