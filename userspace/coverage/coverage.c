@@ -53,7 +53,7 @@ static struct cov_file *file_of(struct coverage *c, struct elf_file *elf)
 
 void coverage_insn(struct coverage *c, struct elf_file *elf, uint64_t link)
 {
-	u64set_add(&file_of(c, elf)->set, link);
+	u64bits_add(&file_of(c, elf)->set, link);
 }
 
 void coverage_count(struct coverage *c, struct elf_file *elf, uint64_t link, uint64_t n)
@@ -93,14 +93,6 @@ void coverage_images(struct coverage *c, const struct guest *g)
 			file_of(c, g->retired[i].elf);
 }
 
-int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
-{
-	/* The first address at or above LO. */
-	size_t l = lo ? count_le(a, n, sizeof(*a), 0, lo - 1) : 0;
-
-	return l < n && a[l] < hi;
-}
-
 /* F's counts summed, for sources.c to read. */
 static void settle(struct cov_file *f)
 {
@@ -130,7 +122,7 @@ void coverage_bound(struct coverage *c)
 		sources_fold(c, oldest);
 		listing_job_free(c->lister, oldest->listing);
 		elf_file_put(oldest->elf);
-		u64set_free(&oldest->set);
+		u64bits_free(&oldest->set);
 		u64sum_free(&oldest->counts);
 		*oldest = c->files[--c->nfiles];
 		c->last = NULL;
@@ -143,7 +135,7 @@ void coverage_free(struct coverage *c)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		listing_job_free(c->lister, c->files[i].listing);
 		elf_file_put(c->files[i].elf);
-		u64set_free(&c->files[i].set);
+		u64bits_free(&c->files[i].set);
 		u64sum_free(&c->files[i].counts);
 	}
 	lister_free(c->lister);

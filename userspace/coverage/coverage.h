@@ -20,7 +20,7 @@
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "util/u64sum.h"
-#include "util/u64set.h"
+#include "util/u64bits.h"
 
 struct elf_file;
 struct guest;
@@ -56,7 +56,7 @@ enum cov_format coverage_format(const char *file);
 
 struct cov_file {
 	struct elf_file *elf;	     /* held */
-	struct u64set set;	     /* link addresses that ran */
+	struct u64bits set;	     /* link addresses that ran */
 	struct u64sum counts;	     /* --coverage-counts: link address -> executions */
 	uint64_t used;		     /* the coverage's clock when it last ran */
 	struct listing_job *listing; /* its lines, read meanwhile (listing.h) */
@@ -127,8 +127,6 @@ void coverage_images(struct coverage *c, const struct guest *g);
  * need of them) and let go, so that the ELF cache can free them.
  */
 void coverage_bound(struct coverage *c);
-/* Did any of the sorted addresses A[0..N) run in [LO, HI)? */
-int coverage_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);
 /* Start counting intervals (--interval), at NOW (CLOCK_MONOTONIC). */
 void coverage_start(struct coverage *c, const struct coverage_opts *o, uint64_t now);
 /* --interval: at an interval's end, its files (FILE with the interval's

@@ -17,8 +17,7 @@ struct items {
 	const struct cov_prefix *px;
 	size_t npx;
 	/* The file being read. */
-	const uint64_t *ran;
-	size_t nran;
+	const struct u64bits *ran;    /* NULL: the counts say what ran */
 	const struct u64map_ent *cnt; /* --coverage-counts: executions, by address */
 	size_t ncnt;
 };
@@ -30,7 +29,7 @@ struct items {
  */
 static uint64_t hits(const struct items *it, uint64_t lo, uint64_t hi)
 {
-	uint64_t most = (uint64_t)coverage_any(it->ran, it->nran, lo, hi);
+	uint64_t most = it->ran && u64bits_any(it->ran, lo, hi);
 	size_t l = 0, r = it->ncnt;
 
 	while (l < r) {
@@ -178,8 +177,7 @@ static void src_items(struct items *it, const struct listing *ls, const struct l
 /* What ran of one file, and its listing (read meanwhile by the lister,
  * else here and now into NOW; none for a symbol map). */
 struct seen {
-	uint64_t *ran;
-	size_t nran;
+	const struct u64bits *ran;
 	struct u64map_ent *cnt;
 	size_t ncnt;
 	const struct listing *ls;
@@ -193,12 +191,7 @@ static void seen_read(struct seen *sn, const struct cov_file *f, const struct co
 	sn->ncnt = f->counts.sorted;
 	/* Every instruction that ran has a count (counted from the start):
 	 * the counts say all that the set would. */
-	if (sn->ncnt && sn->ncnt == f->set.n) {
-		sn->ran = NULL;
-		sn->nran = 0;
-	} else {
-		sn->ran = u64set_sorted(&f->set, &sn->nran);
-	}
+	sn->ran = sn->ncnt && sn->ncnt == f->set.n ? NULL : &f->set;
 	sn->now = NULL;
 	if (elf_file_fd(f->elf) < 0)
 		sn->ls = NULL;
@@ -211,14 +204,12 @@ static void seen_read(struct seen *sn, const struct cov_file *f, const struct co
 static void seen_use(struct items *it, const struct seen *sn)
 {
 	it->ran = sn->ran;
-	it->nran = sn->nran;
 	it->cnt = sn->cnt;
 	it->ncnt = sn->ncnt;
 }
 
 static void seen_free(struct seen *sn)
 {
-	free(sn->ran);
 	listing_job_free(NULL, sn->now);
 }
 

@@ -88,43 +88,65 @@ uint64_t u64map_take(struct u64map *m, uint64_t key)
 	return val;
 }
 
-void u64map_sort(struct u64map_ent *v, size_t n)
+/*
+ * V[0, N), elements of SIZE bytes that start with their u64 key, by key
+ * ascending, equal ones in their order: least significant byte first,
+ * each pass stable; bytes all keys share are skipped (most of an
+ * address's).  Inlined for each SIZE, so that the copies are one move.
+ */
+static inline __attribute__((always_inline)) void radix(void *v, size_t n, size_t size)
 {
 	size_t(*count)[256];
-	struct u64map_ent *a = v, *b, *tmp;
+	char *a = v, *b, *tmp;
 
 	if (n < 2)
 		return;
-	b = xmalloc(n * sizeof(*b));
+	b = xmalloc(n * size);
 	count = xcalloc(8, sizeof(*count));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k;
+
+		memcpy(&k, a + i * size, sizeof(k));
 		for (int d = 0; d < 8; d++)
-			count[d][(v[i].slot >> (8 * d)) & 255]++;
-	/* Least significant byte first, stable; bytes all keys share are
-	 * skipped (most of an address's). */
+			count[d][(k >> (8 * d)) & 255]++;
+	}
 	for (int d = 0; d < 8; d++) {
 		size_t pos = 0, shift = 8 * (size_t)d;
+		uint64_t k;
 
-		if (count[d][(a[0].slot >> shift) & 255] == n)
+		memcpy(&k, a, sizeof(k));
+		if (count[d][(k >> shift) & 255] == n)
 			continue;
-		for (int k = 0; k < 256; k++) {
-			size_t c = count[d][k];
+		for (int j = 0; j < 256; j++) {
+			size_t c = count[d][j];
 
-			count[d][k] = pos;
+			count[d][j] = pos;
 			pos += c;
 		}
-		for (size_t i = 0; i < n; i++)
-			b[count[d][(a[i].slot >> shift) & 255]++] = a[i];
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&k, a + i * size, sizeof(k));
+			memcpy(b + count[d][(k >> shift) & 255]++ * size, a + i * size, size);
+		}
 		tmp = a;
 		a = b;
 		b = tmp;
 	}
-	if (a != v) {
-		memcpy(v, a, n * sizeof(*v));
+	if (a != (char *)v) {
+		memcpy(v, a, n * size);
 		b = a;
 	}
 	free(b);
 	free(count);
+}
+
+void u64map_sort(struct u64map_ent *v, size_t n)
+{
+	radix(v, n, sizeof(*v));
+}
+
+void u64_sort(uint64_t *v, size_t n)
+{
+	radix(v, n, sizeof(*v));
 }
 
 struct u64map_ent *u64map_sorted(const struct u64map *m, size_t *n)

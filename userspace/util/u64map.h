@@ -28,6 +28,8 @@ void u64map_clear(struct u64map *m);
 /* Entries V[0, N) by slot ascending, equal ones in their order: a radix
  * sort of the entries themselves. */
 void u64map_sort(struct u64map_ent *v, size_t n);
+/* V[0, N) ascending, by the same radix sort. */
+void u64_sort(uint64_t *v, size_t n);
 void u64map_free(struct u64map *m);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "util/u64set.h"
+#include "util/u64map.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -46,13 +47,6 @@ bool u64set_add(struct u64set *s, uint64_t key)
 	return true;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 uint64_t *u64set_sorted(const struct u64set *s, size_t *n)
 {
 	uint64_t *a = xmalloc((s->n ? s->n : 1) * sizeof(*a));
@@ -61,7 +55,7 @@ uint64_t *u64set_sorted(const struct u64set *s, size_t *n)
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->slots[i])
 			a[k++] = s->slots[i] - 1;
-	sort_by_key(a, k, sizeof(*a), 0, u64_cmp);
+	u64_sort(a, k);
 	*n = k;
 	return a;
 }
