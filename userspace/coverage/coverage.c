@@ -156,6 +156,8 @@ static int write_one(const struct coverage *c, const struct sources *src, const 
 
 	if (err)
 		return err;
+	/* A tracefile of a few MiB: a few writes, not one per 4 KiB. */
+	safe_file_buffer(&sf, 1 << 20);
 	switch (coverage_format(path)) {
 	case COV_LCOV:
 		err = lcov_write(sf.f, src);

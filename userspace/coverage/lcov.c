@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* KEY, V, then ",NAME" if NAME: a line, without printf's parsing (a
  * tracefile has a line per function and two per file). */
@@ -20,8 +22,52 @@ static void put_line(FILE *f, const char *key, uint64_t v, const char *name)
 	putc_unlocked('\n', f);
 }
 
+/* V in decimal at P; past it. */
+static char *put_dec(char *p, uint64_t v)
+{
+	char b[20];
+	int n = 0;
+
+	do
+		b[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = b[--n];
+	return p;
+}
+
+/*
+ * The DA lines of SF, most of a tracefile (a line per source line): made
+ * in BUF (grown as needed, *CAP bytes) and written at once, not through
+ * stdio's calls a field at a time.
+ */
+static void put_lines(FILE *f, const struct src_file *sf, char **buf, size_t *cap)
+{
+	char *p;
+
+	/* "DA:" -2147483648 "," 18446744073709551615 "\n" */
+	grow(buf, cap, sf->nlines * 36 + 1, 1);
+	p = *buf;
+	for (size_t k = 0; k < sf->nlines; k++) {
+		int line = sf->lines[k].line;
+
+		memcpy(p, "DA:", 3);
+		p += 3;
+		if (line < 0)
+			*p++ = '-';
+		p = put_dec(p, line < 0 ? -(uint64_t)line : (uint64_t)line);
+		*p++ = ',';
+		p = put_dec(p, sf->lines[k].hits);
+		*p++ = '\n';
+	}
+	fwrite_unlocked(*buf, 1, (size_t)(p - *buf), f);
+}
+
 int lcov_write(FILE *f, const struct sources *s)
 {
+	char *buf = NULL;
+	size_t cap = 0;
+
 	fputs("TN:\n", f);
 	for (size_t i = 0; i < s->nfiles; i++) {
 		const struct src_file *sf = &s->files[i];
@@ -40,17 +86,11 @@ int lcov_write(FILE *f, const struct sources *s)
 			put_line(f, "FNDA:", sf->fns[k].hits, sf->fns[k].name);
 		put_line(f, "FNF:", sf->nfns, NULL);
 		put_line(f, "FNH:", sf->fns_hit, NULL);
-		/* (Most of the file: a line each.) */
-		for (size_t k = 0; k < sf->nlines; k++) {
-			fputs_unlocked("DA:", f);
-			fput_int(f, sf->lines[k].line);
-			putc_unlocked(',', f);
-			fput_dec(f, sf->lines[k].hits, false);
-			putc_unlocked('\n', f);
-		}
+		put_lines(f, sf, &buf, &cap);
 		put_line(f, "LF:", sf->nlines, NULL);
 		put_line(f, "LH:", sf->lines_hit, NULL);
 		fputs_unlocked("end_of_record\n", f);
 	}
+	free(buf);
 	return ferror(f) ? -1 : 0;
 }

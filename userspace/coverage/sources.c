@@ -273,7 +273,7 @@ static void all_items(struct items *it, const struct coverage *c)
 	struct items raw = {.names = it->names, .px = it->px, .npx = it->npx};
 	struct seen *sn = xcalloc(c->nfiles + 1, sizeof(*sn));
 	struct part *parts = NULL;
-	size_t nparts = 0, cap = 0;
+	size_t nparts = 0, cap = 0, total = 0;
 
 	for (size_t i = 0; i < c->nfolded; i++)
 		add(&raw, c->folded[i].file, c->folded[i].name, c->folded[i].line,
@@ -287,10 +287,15 @@ static void all_items(struct items *it, const struct coverage *c)
 			continue;
 		}
 		grow(&parts, &cap, nparts + ls->nsrcs, sizeof(*parts));
-		for (size_t k = 0; k < ls->nsrcs; k++)
+		for (size_t k = 0; k < ls->nsrcs; k++) {
 			parts[nparts++] = (struct part){path_of(it, ls->srcs[k].path), &sn[i],
 							&ls->srcs[k], 0, 0};
+			total += ls->srcs[k].nfns + ls->srcs[k].nlines;
+		}
 	}
+	/* All the items, at most: made once, not grown (each growth a copy of
+	 * MiBs, and page faults on the new copy). */
+	grow(&it->v, &it->cap, it->n + total + raw.n, sizeof(*it->v));
 	qsort(raw.v, raw.n, sizeof(*raw.v), item_cmp);
 	for (size_t i = 0, j; i < raw.n; i = j) {
 		for (j = i + 1; j < raw.n && raw.v[j].file == raw.v[i].file; j++)
@@ -341,7 +346,8 @@ void sources_read(struct sources *s, const struct coverage *c, const struct cov_
 	for (size_t i = 0, j; i < it.n; i = j) {
 		struct src_file *f;
 
-		for (j = i + 1; j < it.n && !strcmp(it.v[j].file, it.v[i].file); j++)
+		/* (Items of a file share its path: one string.) */
+		for (j = i + 1; j < it.n && it.v[j].file == it.v[i].file; j++)
 			;
 		grow(&s->files, &cap, s->nfiles + 1, sizeof(*s->files));
 		f = &s->files[s->nfiles++];
