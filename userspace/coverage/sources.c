@@ -178,7 +178,7 @@ static void src_items(struct items *it, const struct listing *ls, const struct l
  * else here and now into NOW; none for a symbol map). */
 struct seen {
 	const struct u64bits *ran;
-	struct u64map_ent *cnt;
+	const struct u64map_ent *cnt;
 	size_t ncnt;
 	const struct listing *ls;
 	struct listing_job *now;
@@ -187,8 +187,7 @@ struct seen {
 static void seen_read(struct seen *sn, const struct cov_file *f, const struct coverage *c)
 {
 	/* (Summed by the caller: coverage.c.) */
-	sn->cnt = f->counts.v;
-	sn->ncnt = f->counts.sorted;
+	sn->cnt = u64sum_summed(&f->counts, &sn->ncnt);
 	/* Every instruction that ran has a count (counted from the start):
 	 * the counts say all that the set would. */
 	sn->ran = sn->ncnt && sn->ncnt == f->set.n ? NULL : &f->set;

@@ -24,6 +24,13 @@ void u64sum_add(struct u64sum *s, uint64_t key, uint64_t val);
 /* The sums, by key ascending (slot is the key), *N of them: S's own,
  * good until the next add. */
 const struct u64map_ent *u64sum_sorted(struct u64sum *s, size_t *n);
+/* The sums as the last u64sum_sorted() left them (all of them if nothing
+ * was added since), for a reader that may not sort. */
+static inline const struct u64map_ent *u64sum_summed(const struct u64sum *s, size_t *n)
+{
+	*n = s->sorted;
+	return s->v;
+}
 void u64sum_free(struct u64sum *s);
 
 #endif
