@@ -231,6 +231,37 @@ teardown() {
 	[ "$(head -c 4 "$f" | od -An -tx4 | tr -d ' ')" = 4a695444 ]
 }
 
+@test "the detach helper: the tool run anew, no capability, nothing open but its socket and links, its own session; it leaves" {
+	run "$QEMU_JITBPF" --perfmap -- "$Q" "$(guest x86_64 fib)" 20
+	assert_success
+	rm -f "$(perfmap_of "$output")"
+	# It took our links (or an earlier run's helper did, a process alike).
+	helper=$(pgrep -f '^qemu-jitbpf-detach [0-9]+$' | head -n 1)
+	[ -n "$helper" ] || fail "no detach helper: $(pgrep -af qemu-jitbpf)"
+	[ "$(cat "/proc/$helper/comm")" = qemu-jitbpf ] || fail "named $(cat "/proc/$helper/comm")"
+	for cap in CapPrm CapEff CapBnd; do
+		v=$(awk -v k="$cap:" '$1 == k { print $2 }' "/proc/$helper/status")
+		[ "$cap" = CapBnd ] || [ "$v" = 0000000000000000 ] || fail "$cap $v"
+	done
+	grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$helper/status" || fail "may gain privileges"
+	[ "$(ps -o sid= -p "$helper" | tr -d ' ')" = "$helper" ] || fail "not in a session of its own"
+	for fd in "/proc/$helper/fd"/*; do
+		case $(readlink "$fd") in
+		/dev/null | socket:* | anon_inode:bpf-link) ;;
+		*) fail "fd $fd open on $(readlink "$fd")" ;;
+		esac
+	done
+	# Idle for 0.5 s, it leaves, and our links with it: no program of
+	# ours is left loaded.
+	wait_pid "$helper" 5 "the detach helper"
+	for _ in $(seq 20); do
+		bpftool prog show 2>/dev/null | grep -qE 'name (tb_gen_code_bat|tcg_prologue|jit_attach) ' || break
+		sleep 0.1
+	done
+	! bpftool prog show 2>/dev/null | grep -E 'name (tb_gen_code_bat|tcg_prologue|jit_attach) ' ||
+		fail "programs of ours still loaded"
+}
+
 @test "a launched QEMU's exit status is the tool's, its files written all the same" {
 	bb=/bin/busybox
 	for v in 10.2.2 7.2; do

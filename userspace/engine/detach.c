@@ -321,7 +321,7 @@ static int start_helper(void)
 {
 	struct sockaddr_un a;
 	socklen_t alen = helper_addr(&a);
-	char fd[16], *args[] = {(char *)helper_name, fd, NULL};
+	char *args[] = {(char *)helper_name, "3", NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none;
@@ -334,18 +334,22 @@ static int start_helper(void)
 		return -1;
 	/* Non-blocking: the helper accepts until none is waiting. */
 	if (bind(ls, (struct sockaddr *)&a, alen) || listen(ls, 64)) {
-		/* Another tool became the helper just now. */
+		/* Another tool became the helper just now? */
+		err = errno;
 		close(ls);
-		return errno == EADDRINUSE ? 0 : -1;
+		return err == EADDRINUSE ? 0 : -1;
 	}
-	snprintf(fd, sizeof(fd), "%d", ls);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
+	/* Its fds: the socket as 3 (dup2 first: the socket may be 0, 1 or
+	 * 2 if we were started without them), /dev/null as 0 to 2, and
+	 * nothing else: an fd we inherited, such as a pipe our caller
+	 * reads to its end, must not stay open in it. */
+	posix_spawn_file_actions_adddup2(&fa, ls, 3);
 	for (int i = 0; i < 3; i++)
 		posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
-	/* dup2 onto itself: the one fd that stays open across the exec. */
-	posix_spawn_file_actions_adddup2(&fa, ls, ls);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 	/* Out of our session and process group: Ctrl-C and a terminal's
 	 * hang-up are not for it. */
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
