@@ -65,15 +65,21 @@ struct fuzz_in {
 	size_t left;
 };
 
-static inline uint64_t fuzz_u64(struct fuzz_in *in)
+/* The next BYTES bytes (at most 8), little-endian. */
+static inline uint64_t fuzz_u64_n(struct fuzz_in *in, size_t bytes)
 {
 	uint64_t v = 0;
-	size_t n = in->left < sizeof(v) ? in->left : sizeof(v);
+	size_t n = in->left < bytes ? in->left : bytes;
 
 	memcpy(&v, in->p, n);
 	in->p += n;
 	in->left -= n;
 	return v;
+}
+
+static inline uint64_t fuzz_u64(struct fuzz_in *in)
+{
+	return fuzz_u64_n(in, sizeof(uint64_t));
 }
 
 #endif

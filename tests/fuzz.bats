@@ -41,6 +41,10 @@ fuzz_target() { # TARGET
 	fuzz_target writers
 }
 
+@test "fuzz sets: what ran (a sparse bitmap), counts summed by key and the radix sorts, against the plainest code" {
+	fuzz_target sets
+}
+
 @test "fuzz listcache: files of the listing cache, damaged any way, read or refused; a listing read is stored and read back the same" {
 	fuzz_target listcache
 }

@@ -8,11 +8,12 @@
 /* The log sorted, and summed with the sorted part into one. */
 static void settle(struct u64sum *s)
 {
-	struct u64map_ent *a = s->v, *b = s->v + s->sorted, *out;
+	struct u64map_ent *a = s->v, *b, *out;
 	size_t na = s->sorted, nb = s->n - s->sorted, i = 0, j = 0, k = 0;
 
 	if (!nb)
-		return;
+		return; /* (nothing added: S->v may be NULL) */
+	b = s->v + s->sorted;
 	u64map_sort(b, nb);
 	/* (In place when nothing was sorted before: the usual case.) */
 	out = na ? xmalloc((na + nb) * sizeof(*out)) : s->v;
