@@ -22,20 +22,6 @@ static void put_line(FILE *f, const char *key, uint64_t v, const char *name)
 	putc_unlocked('\n', f);
 }
 
-/* V in decimal at P; past it. */
-static char *put_dec(char *p, uint64_t v)
-{
-	char b[20];
-	int n = 0;
-
-	do
-		b[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (n)
-		*p++ = b[--n];
-	return p;
-}
-
 /*
  * The DA lines of SF, most of a tracefile (a line per source line): made
  * in BUF (grown as needed, *CAP bytes) and written at once, not through
@@ -49,15 +35,10 @@ static void put_lines(FILE *f, const struct src_file *sf, char **buf, size_t *ca
 	grow(buf, cap, sf->nlines * 36 + 1, 1);
 	p = *buf;
 	for (size_t k = 0; k < sf->nlines; k++) {
-		int line = sf->lines[k].line;
-
 		memcpy(p, "DA:", 3);
-		p += 3;
-		if (line < 0)
-			*p++ = '-';
-		p = put_dec(p, line < 0 ? -(uint64_t)line : (uint64_t)line);
+		p = sput_int(p + 3, sf->lines[k].line);
 		*p++ = ',';
-		p = put_dec(p, sf->lines[k].hits);
+		p = sput_dec(p, sf->lines[k].hits, false);
 		*p++ = '\n';
 	}
 	fwrite_unlocked(*buf, 1, (size_t)(p - *buf), f);

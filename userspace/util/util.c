@@ -392,16 +392,24 @@ void stat_id(const struct stat *st, uint64_t id[4])
 	id[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
 }
 
-void fput_dec(FILE *f, uint64_t v, bool neg)
+char *sput_dec(char *p, uint64_t v, bool neg)
 {
-	char b[21], *p = b + sizeof(b);
+	char b[20], *d = b + sizeof(b);
 
 	do
-		*--p = (char)('0' + v % 10);
+		*--d = (char)('0' + v % 10);
 	while (v /= 10);
 	if (neg)
-		*--p = '-';
-	fwrite_unlocked(p, 1, (size_t)(b + sizeof(b) - p), f);
+		*p++ = '-';
+	memcpy(p, d, (size_t)(b + sizeof(b) - d));
+	return p + (b + sizeof(b) - d);
+}
+
+void fput_dec(FILE *f, uint64_t v, bool neg)
+{
+	char b[21];
+
+	fwrite_unlocked(b, 1, (size_t)(sput_dec(b, v, neg) - b), f);
 }
 
 void fput_hex(FILE *f, uint64_t v)
