@@ -6,7 +6,7 @@ set -eu
 PKGS="
   make gcc libc6-dev pkg-config git xz-utils dpkg-dev gpgv debian-archive-keyring
   ninja-build meson python3 python3-venv libglib2.0-dev flex bison
-  systemtap-sdt-dev libdw-dev libelf-dev libdeflate-dev zlib1g-dev libcapstone-dev libiberty-dev
+  systemtap-sdt-dev libdw-dev libelf-dev libdeflate-dev zlib1g-dev liblzma-dev libbz2-dev libcapstone-dev libiberty-dev
   libpixman-1-dev libfdt-dev seabios qemu-system-data
   clang llvm lld bpftool libclang-rt-14-dev
   linux-perf uftrace bpftrace
