@@ -304,7 +304,10 @@ static bool following(struct engine *e)
 {
 	if (!e->tree)
 		return true;
-	return target_alive(&e->root) || e->nprocs;
+	/* A QEMU whose last thread has exited has told us all: the end of
+	 * the run overlaps with the kernel freeing its memory (a few ms),
+	 * and its status is collected last (exit_code()). */
+	return (!e->root.ended && target_alive(&e->root)) || e->nprocs;
 }
 
 /*
@@ -508,9 +511,6 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 	long long uft_records = -1;
 
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
-	if (e->tree && e->root.exited && e->root.launched)
-		pr_dbg("%s used %.3f s of CPU, peak RSS %ld KiB",
-		       e->root.native ? "the command" : "QEMU", e->root.cpu_s, e->root.maxrss_kib);
 	if (running) {
 		if (e->cov && e->o->cov.counts)
 			procs_last_counts(e);
@@ -572,7 +572,11 @@ static int exit_code(struct engine *e, int err)
 {
 	int code;
 
-	target_alive(&e->root); /* collect a launched QEMU that exited meanwhile */
+	/* Collect a launched QEMU that has ended, or that exited meanwhile. */
+	target_reap(&e->root);
+	if (!target_alive(&e->root) && e->tree && e->root.reaped)
+		pr_dbg("%s used %.3f s of CPU, peak RSS %ld KiB",
+		       e->root.native ? "the command" : "QEMU", e->root.cpu_s, e->root.maxrss_kib);
 	code = target_exit_code(&e->root);
 	if (code > 0)
 		return code;

@@ -430,6 +430,8 @@ int procs_event(void *ctx, void *data, size_t size)
 		on_exec(e, h->pid, h->ts);
 		return 0;
 	case QJ_EV_EXIT:
+		if (h->pid == (uint32_t)e->root.pid)
+			e->root.ended = true;
 		pp = slot(e, h->pid);
 		if (*pp)
 			proc_end(e, pp, "exit", true);

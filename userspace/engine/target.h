@@ -29,6 +29,9 @@ struct target {
 	bool stopped; /* launched, stopped at exec until target_resume() */
 	bool held;    /* launched, kept from running guest code until then */
 	bool exited;
+	/* Its last thread has exited (the BPF side says so): it frees its
+	 * memory, then it is reaped. */
+	bool ended;
 	bool reaped;	 /* launched, and its own exit (not ours) gave status */
 	int status;	 /* wait status of a launched QEMU once reaped */
 	double cpu_s;	 /* CPU time of a launched QEMU once exited, user + system */
@@ -68,6 +71,8 @@ void target_resume(struct target *t);
 /* Kill a launched QEMU we cannot trace (its status is then not ours). */
 void target_kill(struct target *t);
 bool target_alive(struct target *t);
+/* Wait until a launched QEMU that has ended is reaped (its status, its CPU). */
+void target_reap(struct target *t);
 /* Sleep up to TIMEOUT_MS, less if QEMU exits or FD (if >= 0) is readable. */
 void target_wait(struct target *t, int fd, int timeout_ms);
 /*
