@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
@@ -272,6 +273,7 @@ int detach_helper_main(char **argv)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct none[2] = {0};
+	struct sched_param idle = {0};
 	int batch[16 * DETACH_MAX_FDS], ls = atoi(argv[1]), on = 0;
 	socklen_t len = sizeof(on);
 
@@ -280,8 +282,11 @@ int detach_helper_main(char **argv)
 		return 2;
 	}
 	/* Named as the tool (ps, pgrep), not as /proc/self/exe. It only
-	 * closes what it is given: no privilege, and no Ctrl-C. */
+	 * closes what it is given: no privilege, and no Ctrl-C.  It runs on
+	 * CPUs nothing else wants (SCHED_IDLE): its closes must not slow the
+	 * end of the run that started it, or the next run, on a small host. */
 	prctl(PR_SET_NAME, "qemu-jitbpf", 0, 0, 0);
+	sched_setscheduler(0, SCHED_IDLE, &idle);
 	signal(SIGINT, SIG_IGN);
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	syscall(SYS_capset, &h, none);
