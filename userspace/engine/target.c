@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <libgen.h>
 #include <poll.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -124,23 +125,81 @@ static bool find_usdt(Elf *elf, struct usdt_query *q)
 	return elf_find_note(elf, "stapsdt", 3, is_usdt, q);
 }
 
+/*
+ * The probes of the last file asked about, read once: a launch asks about
+ * a dozen probes of one QEMU (38 us each, to map and walk its notes).
+ * "provider:name" strings, each ended by a 0.
+ */
+static struct {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	char *names;
+	size_t len;
+} usdt_seen;
+
+/* Each stapsdt note's "provider:name" onto usdt_seen.names. */
+static bool add_usdt_name(const void *desc, size_t size, void *ctx)
+{
+	size_t addr_size = *(size_t *)ctx, plen, nlen;
+	const char *prov = (const char *)desc + 3 * addr_size, *end = (const char *)desc + size;
+	const char *name;
+
+	if (size <= 3 * addr_size || !memchr(prov, 0, end - prov))
+		return false;
+	name = prov + (plen = strlen(prov)) + 1;
+	if (name >= end || !memchr(name, 0, end - name))
+		return false;
+	nlen = strlen(name);
+	usdt_seen.names = xrealloc(usdt_seen.names, usdt_seen.len + plen + nlen + 2);
+	memcpy(usdt_seen.names + usdt_seen.len, prov, plen);
+	usdt_seen.names[usdt_seen.len + plen] = ':';
+	memcpy(usdt_seen.names + usdt_seen.len + plen + 1, name, nlen + 1);
+	usdt_seen.len += plen + nlen + 2;
+	return false; /* every note */
+}
+
 bool elf_has_usdt(const char *binary, const char *provider, const char *name)
 {
-	struct usdt_query q = {provider, name, 8, 0, 0};
-	bool found = false;
+	size_t plen = strlen(provider), nlen = strlen(name);
+	struct stat st;
 	Elf *elf;
 	int fd;
 
 	fd = open(binary, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
 		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		found = find_usdt(elf, &q);
-		elf_end(elf);
+	}
+	if (!usdt_seen.names || st.st_dev != usdt_seen.dev || st.st_ino != usdt_seen.ino ||
+	    st.st_mtim.tv_sec != usdt_seen.mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != usdt_seen.mtime.tv_nsec) {
+		free(usdt_seen.names);
+		usdt_seen.names = xstrdup("");
+		usdt_seen.len = 1;
+		usdt_seen.dev = st.st_dev;
+		usdt_seen.ino = st.st_ino;
+		usdt_seen.mtime = st.st_mtim;
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (elf) {
+			size_t addr_size = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+
+			elf_find_note(elf, "stapsdt", 3, add_usdt_name, &addr_size);
+			elf_end(elf);
+		}
 	}
 	close(fd);
-	return found;
+	for (size_t i = 1; i < usdt_seen.len;) {
+		const char *n = usdt_seen.names + i;
+		size_t len = strlen(n);
+
+		if (len == plen + 1 + nlen && !strncmp(n, provider, plen) && n[plen] == ':' &&
+		    !strcmp(n + plen + 1, name))
+			return true;
+		i += len + 1;
+	}
+	return false;
 }
 
 /* Where a prelinked binary's .stapsdt.base moved to, as the note's base. */
@@ -215,10 +274,9 @@ static uint16_t elf_machine(const char *path)
  * Fill in exe, uid, gid; check it is a QEMU with our probes.  -EINVAL
  * for a program that is no QEMU at all, said only unless QUIET.
  */
-static int inspect(struct target *t, bool quiet)
+static int inspect_probes(struct target *t, bool quiet)
 {
 	char link[64], comm[64] = "", *base;
-	struct stat st;
 	ssize_t n;
 	FILE *f;
 
@@ -229,43 +287,70 @@ static int inspect(struct target *t, bool quiet)
 		return -errno;
 	}
 	t->exe[n] = 0;
-	snprintf(link, sizeof(link), "/proc/%d", t->pid);
-	if (stat(link, &st))
-		return -errno;
-	t->uid = st.st_uid;
-	t->gid = st.st_gid;
-	snprintf(link, sizeof(link), "/proc/%d/comm", t->pid);
-	f = fopen(link, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
-	proc_view_open(&t->view, t->pid);
-	if (t->view.foreign)
-		pr_dbg("pid %d: in a container (pid %d there)", t->pid, t->view.nspid);
 	/*
 	 * The file itself, by its probes: in a container its path may name
 	 * another file here, or none ("/" for an emulator binfmt_misc opened
 	 * in a namespace that has gone).
 	 */
-	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+	if (elf_has_usdt(link, "qemu", "tb_gen_code_batch"))
+		return 0;
 	base = basename(t->exe);
-	if (!elf_has_usdt(link, "qemu", "tb_gen_code_batch")) {
-		if (!strstr(base, "qemu")) {
-			if (!quiet)
-				pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
-		} else {
-			pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
-			       "make qemu (see README.md)",
-			       t->exe, t->pid);
-		}
-		return strstr(base, "qemu") ? -ENOTSUP : -EINVAL;
+	if (strstr(base, "qemu")) {
+		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
+		       "make qemu (see README.md)",
+		       t->exe, t->pid);
+		return -ENOTSUP;
 	}
+	if (!quiet) {
+		snprintf(link, sizeof(link), "/proc/%d/comm", t->pid);
+		f = fopen(link, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		pr_err("process %d (%s, %s) is not a QEMU", t->pid, comm, t->exe);
+	}
+	return -EINVAL;
+}
+
+/* Its user and group, and how it sees files. */
+static int inspect_owner(struct target *t)
+{
+	char link[64];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d", t->pid);
+	if (stat(link, &st))
+		return -errno;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
+	proc_view_open(&t->view, t->pid);
+	if (t->view.foreign)
+		pr_dbg("pid %d: in a container (pid %d there)", t->pid, t->view.nspid);
+	return 0;
+}
+
+/* The rest of what we know of a QEMU (inspect_probes() said it is one). */
+static int inspect_rest(struct target *t)
+{
+	char link[64];
+	int err = inspect_owner(t);
+
+	if (err)
+		return err;
+	snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
 	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
 	t->host_machine = elf_machine(link);
 	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
 	return 0;
+}
+
+static int inspect(struct target *t, bool quiet)
+{
+	int err = inspect_probes(t, quiet);
+
+	return err ? err : inspect_rest(t);
 }
 
 static void init(struct target *t, pid_t pid)
@@ -418,22 +503,29 @@ int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum t
 	}
 	t->stopped = true;
 	t->held = true;
-	err = inspect(t, true);
+	err = inspect_probes(t, true);
 	if (err == -EINVAL) {
 		/* Not a QEMU: a command whose tree runs them (unshare into a
 		 * container, a build); it stays stopped until we follow it. */
 		t->native = true;
-		return 0;
+		err = inspect_owner(t);
+		if (!err)
+			return 0;
 	}
 	/*
 	 * A QEMU that waits for its tracer (QEMU_JIT_ATTACH_WAIT) can
-	 * initialize while we load and attach.
+	 * initialize while we load and attach, and while we learn the rest.
 	 */
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	if (!err && elf_has_usdt(exe, "qemu", "jit_attach_wait")) {
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		t->stopped = false;
+		/* Woken on our CPU, QEMU would wait for a time slice of our
+		 * loading (up to 4 ms here): it goes first. */
+		sched_yield();
 	}
+	if (!err)
+		err = inspect_rest(t);
 	if (err) {
 		kill(pid, SIGKILL);
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
