@@ -156,8 +156,10 @@ static int write_one(const struct coverage *c, const struct sources *src, const 
 
 	if (err)
 		return err;
-	/* A tracefile of a few MiB: a few writes, not one per 4 KiB. */
-	safe_file_buffer(&sf, 1 << 20);
+	/* A tracefile of a few MiB: writes of 64 KiB, not of 4 KiB; and a
+	 * buffer from the heap, not a mapping of its own, which the end of a
+	 * run would wait for while our ring is unmapped. */
+	safe_file_buffer(&sf, 64 << 10);
 	switch (coverage_format(path)) {
 	case COV_LCOV:
 		err = lcov_write(sf.f, src);

@@ -341,7 +341,7 @@ void listcache_store(struct listcache *lc, const struct listing_key *k, const st
 	name_of(lc, k, name);
 	err = safe_file_create_at(&sf, lc->dirfd, name, 0600, (uid_t)-1, (gid_t)-1);
 	if (!err) {
-		safe_file_buffer(&sf, 1 << 20);
+		safe_file_buffer(&sf, 64 << 10);
 		fwrite(&h, sizeof(h), 1, sf.f);
 		fwrite(ds, sizeof(*ds), ls->nsrcs, sf.f);
 		fwrite(df, sizeof(*df), ls->nfns, sf.f);
