@@ -36,6 +36,14 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
+bool may_raise_priority(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {0};
+
+	return !syscall(SYS_capget, &h, d) && has_cap(d, CAP_SYS_NICE);
+}
+
 int check_privileges(const struct privilege_needs *n)
 {
 	static const struct {

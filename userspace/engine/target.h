@@ -47,6 +47,8 @@ struct privilege_needs {
 };
 /* 0, or -errno with the first capability missing named. */
 int check_privileges(const struct privilege_needs *n);
+/* May we raise a thread's priority (CAP_SYS_NICE)? */
+bool may_raise_priority(void);
 int target_attach(struct target *t, pid_t pid);
 /*
  * -a: what /proc still says of PID (exe, owner), quietly; -errno once it
