@@ -523,3 +523,35 @@ start_holding_qemu() { # ROUNDS | VARIABLE GUEST ARGS...
 	assert_line --regexp '^qemu-jitbpf: warning: .*(sh|dash) ran no QEMU with the qemu-jitbpf probes$'
 	assert_line 'qemu-jitbpf: 0 QEMU processes (0 forked), 0 perf maps, 0 jitdumps, 0 uftrace, 0 without a handshake'
 }
+
+@test "the launched command's environment: ours once each, with its own pid, and the user's kept" {
+	# The tool's own variables replace any the user's environment has
+	# (getenv() would take the first of two), and name the command's pid.
+	run env QEMU_JIT_COUNTS=stale QEMU_JIT_ATTACH_WAIT=1 KEEP_ME=yes \
+		"$QEMU_JITBPF" --coverage-counts --coverage="$D/c.info" -- \
+		sh -c 'echo "pid $$"; env | grep -E "^(QEMU_JIT|KEEP_ME)" | sort'
+	assert_success
+	pid=$(sed -n 's/^pid //p' <<<"$output")
+	[ -n "$pid" ] || fail "no pid: $output"
+	assert_line "KEEP_ME=yes"
+	assert_line "QEMU_JIT_ATTACH_WAIT=$pid"
+	assert_line "QEMU_JIT_ATTACH_HOLD=$pid"
+	assert_line "QEMU_JIT_COUNTS=$pid"
+	[ "$(grep -c '^QEMU_JIT_COUNTS=' <<<"$output")" = 1 ] || fail "$output"
+	[ "$(grep -c '^QEMU_JIT_ATTACH_WAIT=' <<<"$output")" = 1 ] || fail "$output"
+}
+
+@test "a file written over: the new one in its place, a directory there kept and refused" {
+	printf 'old\n' >"$D/c.info"
+	run "$QEMU_JITBPF" --coverage="$D/c.info" -- "$Q" "$(guest x86_64 fib)" 10
+	assert_success
+	grep -q '^end_of_record$' "$D/c.info" || fail "$(cat "$D/c.info")"
+	mkdir "$D/d.info"
+	touch "$D/d.info/inside"
+	run "$QEMU_JITBPF" --coverage="$D/d.info" -- "$Q" "$(guest x86_64 fib)" 10
+	assert_failure
+	assert_line "qemu-jitbpf: cannot write $D/d.info: Is a directory"
+	[ -f "$D/d.info/inside" ] || fail "the directory moved"
+	# Nothing of ours is left beside them.
+	[ -z "$(ls "$D" | grep -v -e '^c\.info$' -e '^d\.info$')" ] || fail "$(ls -la "$D")"
+}
