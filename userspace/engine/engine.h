@@ -122,6 +122,11 @@ struct engine {
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 
+/* summary.c: what the run did, at its end (uft_records: -1 without
+ * uftrace data); -p on a terminal: what came so far, once a second. */
+void engine_summary(struct engine *e, long long uft_records);
+void engine_status_line(struct engine *e);
+
 /* procs.c: the processes followed. */
 struct proc *procs_find(struct engine *e, pid_t pid);
 /*

@@ -410,12 +410,12 @@ int target_attach(struct target *t, pid_t pid)
  * theirs.  Those naming the child's pid end in PID_DIGITS spaces that the
  * child fills in (fill_pid()): it is vfork()ed, and may not allocate.
  */
-static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool counts,
-			 size_t *ours, size_t *pids)
+static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool counts, size_t *ours,
+			 size_t *pids)
 {
-	static const char *const names[] = {"QEMU_JITDUMP_DIR=", "QEMU_JIT_ATTACH_WAIT=",
-					    "QEMU_JIT_ATTACH_HOLD=", "QEMU_JIT_ATTACH_HOLD_CALLS=",
-					    "QEMU_JIT_COUNTS="};
+	static const char *const names[] = {
+		"QEMU_JITDUMP_DIR=", "QEMU_JIT_ATTACH_WAIT=", "QEMU_JIT_ATTACH_HOLD=",
+		"QEMU_JIT_ATTACH_HOLD_CALLS=", "QEMU_JIT_COUNTS="};
 	size_t n = 0, k = 0;
 	char **env;
 
