@@ -527,10 +527,12 @@ start_holding_qemu() { # ROUNDS | VARIABLE GUEST ARGS...
 @test "the launched command's environment: ours once each, with its own pid, and the user's kept" {
 	# The tool's own variables replace any the user's environment has
 	# (getenv() would take the first of two), and name the command's pid.
-	run env QEMU_JIT_COUNTS=stale QEMU_JIT_ATTACH_WAIT=1 KEEP_ME=yes \
+	run env QEMU_JIT_COUNTS=stale QEMU_JIT_ATTACH_WAIT=1 QEMU_JITDUMP_DIR=/x KEEP_ME=yes \
 		"$QEMU_JITBPF" --coverage-counts --coverage="$D/c.info" -- \
 		sh -c 'echo "pid $$"; env | grep -E "^(QEMU_JIT|KEEP_ME)" | sort'
 	assert_success
+	# A QEMU_JITDUMP_DIR of the user's stays when we give none.
+	assert_line "QEMU_JITDUMP_DIR=/x"
 	pid=$(sed -n 's/^pid //p' <<<"$output")
 	[ -n "$pid" ] || fail "no pid: $output"
 	assert_line "KEEP_ME=yes"

@@ -406,9 +406,10 @@ int target_attach(struct target *t, pid_t pid)
 #define PID_DIGITS 10
 
 /*
- * The command's environment: ours, without the variables we set, then
- * theirs.  Those naming the child's pid end in PID_DIGITS spaces that the
- * child fills in (fill_pid()): it is vfork()ed, and may not allocate.
+ * The command's environment: ours, without the variables we set (and any
+ * stale QEMU_JIT_* naming another tracer), then theirs.  Those naming the
+ * child's pid end in PID_DIGITS spaces that the child fills in
+ * (fill_pid()): it is vfork()ed, and may not allocate.
  */
 static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool counts, size_t *ours,
 			 size_t *pids)
@@ -422,10 +423,11 @@ static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool co
 	while (environ[n])
 		n++;
 	env = xcalloc(n + 6, sizeof(*env));
+	/* (The user's QEMU_JITDUMP_DIR stays unless we give one.) */
 	for (size_t i = 0; i < n; i++) {
 		bool mine = false;
 
-		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++)
+		for (size_t j = jitdump_dir ? 0 : 1; j < sizeof(names) / sizeof(names[0]); j++)
 			mine |= !strncmp(environ[i], names[j], strlen(names[j]));
 		if (!mine)
 			env[k++] = environ[i];
