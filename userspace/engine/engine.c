@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -185,7 +184,6 @@ static int load(struct engine *e, bool system)
 	return err;
 }
 
-/* A tree: follow its first process, attach to it, ask for its handshake. */
 /*
  * A launched QEMU starts while we load our programs: 5-15 ms of CPU, most
  * of it in the kernel's verifier, where nothing preempts us until the next
@@ -223,12 +221,7 @@ static int load_beside(struct engine *e, bool system)
 	if (!e->root.launched || !may_raise_priority() ||
 	    pthread_create(&th, NULL, idle_load_main, &l))
 		return load(e, system);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += QJ_IDLE_LOAD_MS * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = realtime_in_ms(QJ_IDLE_LOAD_MS);
 	if (pthread_timedjoin_np(th, NULL, &until)) {
 		pthread_setschedparam(th, SCHED_OTHER, &none);
 		pthread_join(th, NULL);
@@ -236,6 +229,7 @@ static int load_beside(struct engine *e, bool system)
 	return l.err;
 }
 
+/* A tree: follow its first process, attach to it, ask for its handshake. */
 static int attach_tree(struct engine *e, const struct binary *bin)
 {
 	struct proc *root = procs_find(e, e->root.pid);

@@ -108,17 +108,28 @@ static uint64_t note_addr(const void *p, size_t size)
 	return v64;
 }
 
-/* stapsdt descriptor: pc, base, semaphore, then provider, name, args. */
+/*
+ * stapsdt descriptor: pc, base, semaphore, then provider, name, args.  Its
+ * provider and name (*PROV, *NAME), if both end inside it.
+ */
+static bool usdt_names(const void *desc, size_t size, size_t addr_size, const char **prov,
+		       const char **name)
+{
+	const char *end = (const char *)desc + size;
+
+	*prov = (const char *)desc + 3 * addr_size;
+	if (size <= 3 * addr_size || !memchr(*prov, 0, end - *prov))
+		return false;
+	*name = *prov + strlen(*prov) + 1;
+	return *name < end && memchr(*name, 0, end - *name);
+}
+
 static bool is_usdt(const void *desc, size_t size, void *ctx)
 {
 	struct usdt_query *q = ctx;
-	const char *prov = (const char *)desc + 3 * q->addr_size, *end = (const char *)desc + size;
-	const char *name;
+	const char *prov, *name;
 
-	if (size <= 3 * q->addr_size || !memchr(prov, 0, end - prov))
-		return false;
-	name = prov + strlen(prov) + 1;
-	if (name >= end || !memchr(name, 0, end - name) || strcmp(prov, q->provider) ||
+	if (!usdt_names(desc, size, q->addr_size, &prov, &name) || strcmp(prov, q->provider) ||
 	    strcmp(name, q->name))
 		return false;
 	q->base = note_addr((const char *)desc + q->addr_size, q->addr_size);
@@ -149,15 +160,12 @@ static struct {
 /* Each stapsdt note's "provider:name" onto usdt_seen.names. */
 static bool add_usdt_name(const void *desc, size_t size, void *ctx)
 {
-	size_t addr_size = *(size_t *)ctx, plen, nlen;
-	const char *prov = (const char *)desc + 3 * addr_size, *end = (const char *)desc + size;
-	const char *name;
+	const char *prov, *name;
+	size_t plen, nlen;
 
-	if (size <= 3 * addr_size || !memchr(prov, 0, end - prov))
+	if (!usdt_names(desc, size, *(size_t *)ctx, &prov, &name))
 		return false;
-	name = prov + (plen = strlen(prov)) + 1;
-	if (name >= end || !memchr(name, 0, end - name))
-		return false;
+	plen = strlen(prov);
 	nlen = strlen(name);
 	usdt_seen.names = xrealloc(usdt_seen.names, usdt_seen.len + plen + nlen + 2);
 	memcpy(usdt_seen.names + usdt_seen.len, prov, plen);
@@ -279,8 +287,8 @@ static uint16_t elf_machine(const char *path)
 }
 
 /*
- * Fill in exe, uid, gid; check it is a QEMU with our probes.  -EINVAL
- * for a program that is no QEMU at all, said only unless QUIET.
+ * Fill in exe; check it is a QEMU with our probes.  -EINVAL for a program
+ * that is no QEMU at all, said only unless QUIET.
  */
 static int inspect_probes(struct target *t, bool quiet)
 {
@@ -453,19 +461,8 @@ static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool co
 /* In the vfork()ed child: its PID into the spaces that end ENV[FROM...]. */
 static void fill_pid(char **env, size_t from, pid_t pid)
 {
-	char digits[PID_DIGITS];
-	int n = 0;
-
-	do
-		digits[n++] = '0' + pid % 10;
-	while ((pid /= 10) && n < PID_DIGITS);
-	for (char **e = env + from; *e; e++) {
-		size_t len = strlen(*e);
-		char *v = *e + len - PID_DIGITS;
-
-		for (int i = 0; i < PID_DIGITS; i++)
-			v[i] = i < n ? digits[n - 1 - i] : 0;
-	}
+	for (char **e = env + from; *e; e++)
+		*sput_dec(*e + strlen(*e) - PID_DIGITS, (uint64_t)pid, false) = 0;
 }
 
 int target_launch(struct target *t, char **argv, const char *jitdump_dir, enum target_hold hold,

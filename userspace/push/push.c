@@ -342,15 +342,8 @@ static int send_one(struct pusher *p, const char *name, char *why, size_t len)
 /* Wait up to MS, less if woken; under the lock. */
 static void nap(struct pusher *p, uint64_t ms)
 {
-	struct timespec ts;
+	struct timespec ts = realtime_in_ms(ms);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
 }
 

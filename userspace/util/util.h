@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <time.h>
 
 extern int verbose;
 
@@ -86,6 +87,8 @@ void stat_id(const struct stat *st, uint64_t id[4]);
 
 /* CLOCK_MONOTONIC in ns, the clock of perf -k 1, jitdump and uftrace. */
 uint64_t mono_ns(void);
+/* CLOCK_REALTIME MS from now, for pthread's timed waits. */
+struct timespec realtime_in_ms(uint64_t ms);
 
 /*
  * Create PATH for writing without ever following a link planted in a shared
