@@ -24,6 +24,7 @@
 #include "qemu-jitbpf.h"
 #include "sample.h"
 #include "ring.bpf.h"
+#include "ids.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -83,7 +84,7 @@ static __always_inline void count(enum qj_counter c, __u64 n)
 
 static __always_inline void fill_hdr(struct qj_hdr *h, __u32 type, __u64 ts)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = qj_current_ids();
 
 	h->type = type;
 	h->tid = (__u32)id;
@@ -357,11 +358,11 @@ int BPF_USDT(loader_elf_image, __u64 path, __u64 low, __u64 high)
 SEC("usdt")
 int BPF_USDT(jit_guest_ram, __u64 phys, __u64 size, __u64 host)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = qj_current_ids() >> 32;
 	struct qj_proc *old = bpf_map_lookup_elem(&procs, &pid);
 	struct qj_proc p = {.guest_base = host - phys, .lo = phys, .hi = phys + size};
 
-	if (!old || size > old->hi - old->lo)
+	if (pid && (!old || size > old->hi - old->lo))
 		bpf_map_update_elem(&procs, &pid, &p, BPF_ANY);
 	return 0;
 }
@@ -375,6 +376,11 @@ int BPF_USDT(linux_user_guest_base, __u64 base, __s32 page_bits)
 	if (!r)
 		return 0;
 	fill_hdr(&r->hdr, QJ_EV_GUEST_BASE, bpf_ktime_get_ns());
+	/* (A QEMU outside the tool's pid namespace: -a in a container.) */
+	if (!r->hdr.pid) {
+		bpf_ringbuf_discard(r, 0);
+		return 0;
+	}
 	p.guest_base = base;
 	bpf_map_update_elem(&procs, &r->hdr.pid, &p, BPF_ANY);
 	r->base = base;
@@ -462,7 +468,7 @@ SEC("usdt")
 int BPF_USDT(jit_calls, __u64 events, __u32 n, __s32 cpu, __s32 level, __u64 clock, __s32 held,
 	     __u64 seq, __u64 sync)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = qj_current_ids();
 	struct calls_ctx c = {
 		.ts = bpf_ktime_get_ns(),
 		.events = events,
@@ -526,14 +532,6 @@ int BPF_USDT(jit_calls_wait, __u64 unread, __u64 seq, __u64 sync)
  */
 const volatile __u32 task_pid_off, task_tgid_off, task_signal_off, signal_live_off;
 
-static __always_inline __u32 kernel_u32(__u64 addr)
-{
-	__u32 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), (void *)addr);
-	return v;
-}
-
 /*
  * A fork, exec or exit of a followed process.  In a followed tree, user
  * space acts on each at once (a forked child waits for its probes), so
@@ -565,13 +563,14 @@ static __always_inline bool followed(__u32 pid)
 SEC("raw_tp/sched_process_fork")
 int qemu_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, one = 1;
+	__u32 pid = qj_current_ids() >> 32, one = 1;
 	__u32 cpid = kernel_u32(ctx->args[1] + task_pid_off);
 	struct qj_proc *p;
 
 	/* A thread, or not ours? */
 	if (kernel_u32(ctx->args[1] + task_tgid_off) != cpid || !followed(pid))
 		return 0;
+	cpid = qj_tid_of(ctx->args[1], cpid);
 	/* A full map (user space sizes them) loses the child: counted. */
 	if (follow_tree && bpf_map_update_elem(&tree, &cpid, &one, BPF_ANY))
 		count(QJ_LOST_RECORDS, 1);
@@ -589,7 +588,7 @@ int qemu_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_exec")
 int qemu_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = qj_current_ids() >> 32;
 
 	if (follow_tree ? !followed(pid) : !!bpf_map_delete_elem(&procs, &pid))
 		return 0;
@@ -626,7 +625,7 @@ static __always_inline void calls_lost_at_exit(__u32 tid)
 SEC("raw_tp/sched_process_exit")
 int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), signal = 0;
+	__u64 id = qj_current_ids(), signal = 0;
 	__u32 pid = id >> 32, tid = (__u32)id;
 
 	if (!followed(pid))

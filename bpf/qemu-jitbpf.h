@@ -81,10 +81,27 @@ enum qj_counter {
 	QJ_COUNTERS,
 };
 
+/*
+ * The pid namespace whose numbers user space knows (its own), and where
+ * the kernel keeps a task's numbers, from its BTF: set before load, for
+ * the programs to give pids as user space sees them (ids.bpf.h).  NS_INO
+ * 0: the initial namespace, whose numbers are the kernel's own.
+ */
+struct qj_pidns {
+	__u32 ns_ino;		 /* the namespace's inode (/proc/self/ns/pid) */
+	__u32 task_thread_pid;	 /* struct task_struct: thread_pid */
+	__u32 task_group_leader; /* group_leader */
+	__u32 pid_level;	 /* struct pid: level */
+	__u32 pid_numbers;	 /* numbers[], struct upid: nr at 0 */
+	__u32 upid_size;	 /* sizeof(struct upid) */
+	__u32 upid_ns;		 /* struct upid: ns */
+	__u32 ns_inum;		 /* struct pid_namespace: ns.inum */
+};
+
 struct qj_hdr {
 	__u32 type;
 	__u32 tid;
-	__u32 pid; /* the process (thread group) */
+	__u32 pid; /* the process (thread group), as user space numbers it */
 	__u32 pad;
 	__u64 ts; /* CLOCK_MONOTONIC ns, when the probe fired */
 };

@@ -21,6 +21,7 @@
 #include "qemu-jitbpf.h"
 #include "sample.h"
 #include "ring.bpf.h"
+#include "ids.bpf.h"
 
 /* Set before load. */
 const volatile __u64 wake_bytes;  /* see qj_submit() */
@@ -58,7 +59,7 @@ SEC("usdt")
 int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr,
 	     __s32 size, __s32 machine, __s32 big_endian)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)qj_current_ids();
 	struct qj_vcpu v = {
 		.env = env,
 		.off = {pc, sp, fp, lr},
@@ -68,7 +69,8 @@ int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp,
 		.big_endian = big_endian != 0,
 	};
 
-	bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
+	if (tid)
+		bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
 	return 0;
 }
 
@@ -282,7 +284,7 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = qj_current_ids();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct qj_proc *p = bpf_map_lookup_elem(&procs, &pid);
 	struct qj_vcpu *v;

@@ -487,3 +487,56 @@ check_arm_maps() { # STDERR-FILE HOT
 	no_decoy "/tmp/perf-$QP.map"
 	touch "$R$CT/ctl/stop"
 }
+
+@test "the tool itself in a container's pid namespace (a CI job in docker): launched, -p and -a number QEMUs as the container does; -a there sees no QEMU of the host" {
+	# A QEMU of the host's, of the same binary: invisible from inside.
+	"$QX" "$HOT" -u "$CT/ctl/stop" >/dev/null 2>&1 &
+	local host_qp=$!
+	mkdir -p "$CT/out"
+	cat >"$CT/job.sh" <<JOB
+set -e
+$(private_tmp) && cd /tmp
+out='$CT/out'
+# Launched.
+'$QEMU_JITBPF' -v --perfmap --coverage=c.info --profile="\$out/launched.folded" -- \\
+	'$QX' '$HOT' 300000 >/dev/null 2>"\$out/launched.err"
+cp /tmp/perf-*.map "\$out/launched.map" && rm /tmp/perf-*.map && cp c.info "\$out/"
+# -p, late.
+'$QX' '$HOT' -u '$CT/ctl/stop-p' >/dev/null & qp=\$!
+sleep 0.5
+'$QEMU_JITBPF' -v -p \$qp --perfmap --uftrace="\$out/uft" -d 2 2>"\$out/p.err"
+echo \$qp >"\$out/p.pid"
+touch '$CT/ctl/stop-p' && wait \$qp
+cp /tmp/perf-\$qp.map "\$out/p.map" && rm /tmp/perf-*.map
+# -a, then a QEMU starts.
+'$QEMU_JITBPF' -v -a --qemu '$QX' --perfmap -d 4 2>"\$out/a.err" & tp=\$!
+for i in \$(seq 100); do grep -q 'attached to' "\$out/a.err" && break; sleep 0.1; done
+'$QX' '$HOT' 300000 >/dev/null & qp=\$!
+echo \$qp >"\$out/a.pid"
+wait \$qp && wait \$tp
+ls /tmp/perf-*.map >"\$out/a.maps"
+cp /tmp/perf-\$qp.map "\$out/a.map"
+JOB
+	run unshare --mount --pid --fork --mount-proc --propagation private sh "$CT/job.sh"
+	touch "$CT/ctl/stop"
+	wait "$host_qp" || true
+	[ "$status" = 0 ] || fail "the job failed ($status): $output $(cat "$CT"/out/*.err)"
+	local o=$CT/out
+	grep -Eq '^qemu-jitbpf: 1 QEMU processes .* 1 perf maps, .* 0 without a handshake$' "$o/launched.err" ||
+		fail "launched: $(cat "$o/launched.err")"
+	grep -q ' hot_main$' "$o/launched.map" || fail "launched: no hot_main"
+	grep -Eq '^FNDA:[1-9][0-9]*,hot_main$' "$o/c.info" || fail "launched: hot_main not covered"
+	grep -q 'handshake after' "$o/p.err" || fail "-p: no handshake: $(cat "$o/p.err")"
+	grep -q ' hot_main$' "$o/p.map" || fail "-p: no hot_main"
+	grep -q "^qemu-x86_64-[0-9]*;.*hot_main" "$o/launched.folded" || fail "launched: no hot_main sampled"
+	run uftrace report -d "$o/uft" --no-pager -s call
+	assert_success
+	assert_output --partial hot_main
+	# The container numbers its processes from 1: the pids the tool
+	# reports are the container's, the host's QEMU is not among them.
+	[ "$(cat "$o/p.pid")" -lt 100 ] || fail "-p: pid $(cat "$o/p.pid") is not the container's"
+	grep -Eq '^qemu-jitbpf: 1 QEMU processes ' "$o/a.err" || fail "-a: $(cat "$o/a.err")"
+	[ "$(cat "$o/a.maps")" = "/tmp/perf-$(cat "$o/a.pid").map" ] || fail "-a: maps $(cat "$o/a.maps")"
+	grep -q ' hot_main$' "$o/a.map" || fail "-a: no hot_main"
+	! grep -q "pid $host_qp\b" "$o/a.err" || fail "-a: the host's QEMU $host_qp seen"
+}

@@ -163,7 +163,7 @@ static int load(struct engine *e, bool system)
 
 	if (!err && o->profile) {
 		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
-				    probes_procs_fd(&e->probes), walkers(e),
+				    probes_procs_fd(&e->probes), &po.layout.pidns, walkers(e),
 				    /* vCPU threads at once: a tree's few, a host's many */
 				    e->tree ? 1024 : 16384);
 		e->profiling = !err;

@@ -6,10 +6,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <bpf/btf.h>
 
-#define MAGIC "QJLAYOUT1"
+#define MAGIC "QJLAYOUT2"
+
+/* The initial pid namespace's inode (the kernel's PROC_PID_INIT_INO). */
+#define INIT_PIDNS_INO 0xEFFFFFFCu
 
 struct cache {
 	char magic[sizeof(MAGIC)];
@@ -37,6 +41,38 @@ static int offset_of(const struct btf *btf, const char *name, const char *member
 	return -ENOENT;
 }
 
+/* Where a task's pid numbers are: task_struct's thread_pid and
+ * group_leader, struct pid's levels, a level's namespace and its inode. */
+static int pidns_layout(const struct btf *btf, struct qj_pidns *p)
+{
+	int upid = btf__find_by_name_kind(btf, "upid", BTF_KIND_STRUCT);
+	uint32_t ns_common = 0, inum = 0, nr = 1;
+	long long size = upid > 0 ? btf__resolve_size(btf, upid) : -1;
+	int err = size > 0 ? 0 : -ENOENT;
+
+	if (!err)
+		err = offset_of(btf, "task_struct", "thread_pid", &p->task_thread_pid);
+	if (!err)
+		err = offset_of(btf, "task_struct", "group_leader", &p->task_group_leader);
+	if (!err)
+		err = offset_of(btf, "pid", "level", &p->pid_level);
+	if (!err)
+		err = offset_of(btf, "pid", "numbers", &p->pid_numbers);
+	if (!err)
+		err = offset_of(btf, "upid", "nr", &nr);
+	if (!err)
+		err = offset_of(btf, "upid", "ns", &p->upid_ns);
+	if (!err)
+		err = offset_of(btf, "pid_namespace", "ns", &ns_common);
+	if (!err)
+		err = offset_of(btf, "ns_common", "inum", &inum);
+	if (!err && nr)
+		err = -ENOENT;
+	p->upid_size = size;
+	p->ns_inum = ns_common + inum;
+	return err;
+}
+
 static int from_btf(struct kernel_layout *kl)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
@@ -58,8 +94,28 @@ static int from_btf(struct kernel_layout *kl)
 	if (err)
 		pr_err("the kernel's BTF has no task_struct pid, tgid, signal or signal_struct "
 		       "live");
+	else if ((err = pidns_layout(btf, &kl->pidns)))
+		pr_err("the kernel's BTF has no task_struct thread_pid, struct pid numbers or "
+		       "pid_namespace ns");
 	btf__free(btf);
 	return err;
+}
+
+/* Which pid namespace our numbers are in: 0 for the initial one. */
+static int our_pidns(struct qj_pidns *p)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st)) {
+		int err = -errno;
+
+		pr_err("cannot read /proc/self/ns/pid: %s", strerror(-err));
+		return err;
+	}
+	p->ns_ino = st.st_ino == INIT_PIDNS_INO ? 0 : (uint32_t)st.st_ino;
+	if (p->ns_ino)
+		pr_dbg("in pid namespace %u: the programs number tasks as it does", p->ns_ino);
+	return 0;
 }
 
 int kernel_layout(struct kernel_layout *kl)
@@ -86,5 +142,7 @@ int kernel_layout(struct kernel_layout *kl)
 	free(buf);
 	free(path);
 	free(boot);
+	if (!err)
+		err = our_pidns(&kl->pidns);
 	return err;
 }

@@ -10,12 +10,18 @@
 #define QJ_KERNEL_H
 
 #include <stdint.h>
+#include <linux/types.h>
+
+#include "qemu-jitbpf.h"
 
 struct kernel_layout {
 	uint32_t task_pid;    /* struct task_struct: pid */
 	uint32_t task_tgid;   /* tgid */
 	uint32_t task_signal; /* signal */
 	uint32_t signal_live; /* struct signal_struct: live (atomic_t) */
+	/* Our pid namespace (its ns_ino is ours, not the cache's) and where
+	 * a task's numbers in it are. */
+	struct qj_pidns pidns;
 };
 
 /* 0, or -errno with the reason printed. */

@@ -118,6 +118,7 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 	p->skel->rodata->task_tgid_off = o->layout.task_tgid;
 	p->skel->rodata->task_signal_off = o->layout.task_signal;
 	p->skel->rodata->signal_live_off = o->layout.signal_live;
+	p->skel->rodata->pidns = o->layout.pidns;
 	if (!err)
 		err = qemu_jitbpf_bpf__load(p->skel);
 	if (err)

@@ -437,6 +437,9 @@ int procs_event(void *ctx, void *data, size_t size)
 			proc_end(e, pp, "exit", true);
 		return 0;
 	}
+	/* (A QEMU our pid namespace cannot see: -a in a container.) */
+	if (!h->pid)
+		return 0;
 	pp = slot(e, h->pid);
 	if (!*pp) {
 		/* -a: a QEMU that started after us; its early handshake comes

@@ -16,7 +16,7 @@
 #define RESOLVE_AGE_NS (1000ull * 1000 * 1000)
 
 int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd,
-		  unsigned int walkers, unsigned int threads)
+		  const struct qj_pidns *pidns, unsigned int walkers, unsigned int threads)
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->opts = *o;
@@ -28,7 +28,8 @@ int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbu
 		pr->prof.split_ns = pr->split_ns;
 		pr->prof.after = &pr->next;
 	}
-	pr->sm = sampler_open(ringbuf_fd, procs_fd, o->freq, o->stack_bytes, walkers, threads);
+	pr->sm = sampler_open(ringbuf_fd, procs_fd, pidns, o->freq, o->stack_bytes, walkers,
+			      threads);
 	return pr->sm ? 0 : -EINVAL;
 }
 

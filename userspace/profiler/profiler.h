@@ -44,11 +44,12 @@ struct profiler {
 
 /*
  * Load the sampler into the main object's ring buffer and process map,
- * with the frame-chain WALKERS its guests need (sampler_walkers()), for
- * up to THREADS vCPU threads at once (the least recently used forgotten).
+ * numbering tasks as it does (PIDNS), with the frame-chain WALKERS its
+ * guests need (sampler_walkers()), for up to THREADS vCPU threads at once
+ * (the least recently used forgotten).
  */
 int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd,
-		  unsigned int walkers, unsigned int threads);
+		  const struct qj_pidns *pidns, unsigned int walkers, unsigned int threads);
 /* Sample process PID: its samples go to the profile, named with its maps. */
 struct samples *profiler_follow(struct profiler *pr, pid_t pid);
 /* Its process has gone, or we stop: name what is left, free SS. */

@@ -58,8 +58,9 @@ unsigned int sampler_walkers(const char *path)
 	return QJ_WALK_ALL;
 }
 
-struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes, unsigned int walkers, unsigned int threads)
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns *pidns,
+			     unsigned int freq, unsigned int stack_bytes, unsigned int walkers,
+			     unsigned int threads)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
 	int err;
@@ -73,6 +74,7 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
 	}
 	sm->skel->rodata->stack_bytes = stack_bytes;
 	sm->skel->rodata->walkers = walkers;
+	sm->skel->rodata->pidns = *pidns;
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
 	err = bpf_map__set_max_entries(sm->skel->maps.vcpus, threads);
 	if (!err)

@@ -14,14 +14,17 @@ struct sampler;
 struct bpf_program;
 struct bpf_link;
 struct bpf_object;
+struct qj_pidns;
 
 /*
  * Open and load into the main object's ring buffer and process map;
  * STACK_BYTES 0 walks guest frame pointers, with the WALKERS given
- * (QJ_WALK_*, sample.h), for up to THREADS vCPU threads at once.
+ * (QJ_WALK_*, sample.h), for up to THREADS vCPU threads at once; tasks
+ * numbered as in PIDNS (the main object's).
  */
-struct sampler *sampler_open(int ringbuf_fd, int procs_fd, unsigned int freq,
-			     unsigned int stack_bytes, unsigned int walkers, unsigned int threads);
+struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns *pidns,
+			     unsigned int freq, unsigned int stack_bytes, unsigned int walkers,
+			     unsigned int threads);
 /* The walkers the guests of QEMU binary PATH need, by its name
  * (qemu-aarch64, qemu-system-riscv64, qemu-arm-static): all if unknown. */
 unsigned int sampler_walkers(const char *path);
