@@ -17,7 +17,9 @@
 # Every command is timed whole, as a user sees it, interleaved (each mode
 # in turn, rotated each round), each run after the previous tool has
 # detached.  Figures are medians of ROUNDS, and the median of the ratio
-# within each round (the machine's speed drifts over minutes).
+# within each round (the machine's speed drifts over minutes) with its
+# 95 % confidence interval; build/bench-coverage-WORKLOAD-MODE.txt keeps
+# every run's wall time and QEMU CPU.
 #
 #   ROUNDS=10 bench/coverage.sh
 #   ROUNDS=20 WORKLOADS=w1 MODES="plain perfmap coverage counts" bench/coverage.sh
@@ -99,10 +101,15 @@ for w in ${WORKLOADS:-w1 fib}; do
 	for m in "${modes[@]}"; do
 		v=$(median_of "${wall[$m]}")
 		c=$(median_of "${qcpu[$m]}")
-		paired=$(paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) \
-			<(tr ' ' '\n' <<<"${wall[plain]}" | grep .) | awk '{ print $1 / $2 }' | median)
-		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f)  QEMU CPU %.3f s (%.3f x)\n' \
-			"$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$c" "$(echo "$c / $pcpu" | bc -l)"
+		paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) \
+			<(tr ' ' '\n' <<<"${wall[plain]}" | grep .) | awk '{ print $1 / $2 }' >"$work/ratios"
+		paired=$(median <"$work/ratios")
+		read -r lo hi < <(median_ci <"$work/ratios")
+		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f, 95 %% CI %.3f-%.3f)  QEMU CPU %.3f s (%.3f x)\n' \
+			"$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$lo" "$hi" "$c" "$(echo "$c / $pcpu" | bc -l)"
+		# (Every run's figures, to look at again: WALL QEMU_CPU per line.)
+		paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) <(tr ' ' '\n' <<<"${qcpu[$m]}" | grep .) \
+			>"$TOP/build/bench-coverage-$w-$m.txt"
 	done
 	grep -h . "$work/c.info" | grep -c '^SF:' | sed 's/^/  source files in the last tracefile: /'
 done

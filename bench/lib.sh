@@ -30,6 +30,17 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] 
 # Median of the space-separated numbers in $1.
 median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
 
+# A 95 % confidence interval of the median of the numbers on stdin, "LO HI":
+# the order statistics the sign test gives, n/2 -+ 0.98 sqrt(n) (normal
+# approximation of the binomial), which assumes nothing of the spread: on
+# this machine a run's time is bimodal.
+median_ci() {
+	sort -g | awk '{ a[NR] = $1 } END {
+		d = 0.98 * sqrt(NR); lo = int(NR / 2 - d); hi = int(NR / 2 + d + 0.999) + 1
+		if (lo < 1) lo = 1; if (hi > NR) hi = NR
+		print a[lo], a[hi] }'
+}
+
 # Wait until no qemu-jitbpf is left detaching from an earlier run: it would
 # slow the next run's attach (docs/design.md, "Stopping").
 settle() {
