@@ -41,42 +41,33 @@ static int offset_of(const struct btf *btf, const char *name, const char *member
 	return -ENOENT;
 }
 
-/* Where a task's pid numbers are: task_struct's thread_pid and
- * group_leader, struct pid's levels, a level's namespace and its inode. */
-static int pidns_layout(const struct btf *btf, struct qj_pidns *p)
-{
-	int upid = btf__find_by_name_kind(btf, "upid", BTF_KIND_STRUCT);
-	uint32_t ns_common = 0, inum = 0, nr = 1;
-	long long size = upid > 0 ? btf__resolve_size(btf, upid) : -1;
-	int err = size > 0 ? 0 : -ENOENT;
+/* A member the programs read, and where its offset goes in the layout. */
+struct member {
+	const char *type, *name;
+	size_t at; /* offsetof(struct kernel_layout, ...) */
+};
 
-	if (!err)
-		err = offset_of(btf, "task_struct", "thread_pid", &p->task_thread_pid);
-	if (!err)
-		err = offset_of(btf, "task_struct", "group_leader", &p->task_group_leader);
-	if (!err)
-		err = offset_of(btf, "pid", "level", &p->pid_level);
-	if (!err)
-		err = offset_of(btf, "pid", "numbers", &p->pid_numbers);
-	if (!err)
-		err = offset_of(btf, "upid", "nr", &nr);
-	if (!err)
-		err = offset_of(btf, "upid", "ns", &p->upid_ns);
-	if (!err)
-		err = offset_of(btf, "pid_namespace", "ns", &ns_common);
-	if (!err)
-		err = offset_of(btf, "ns_common", "inum", &inum);
-	if (!err && nr)
-		err = -ENOENT;
-	p->upid_size = size;
-	p->ns_inum = ns_common + inum;
-	return err;
-}
+#define LAYOUT(field) offsetof(struct kernel_layout, field)
+
+static const struct member members[] = {
+	{"task_struct", "pid", LAYOUT(task_pid)},
+	{"task_struct", "tgid", LAYOUT(task_tgid)},
+	{"task_struct", "signal", LAYOUT(task_signal)},
+	{"signal_struct", "live", LAYOUT(signal_live)},
+	{"task_struct", "thread_pid", LAYOUT(pidns.task_thread_pid)},
+	{"task_struct", "group_leader", LAYOUT(pidns.task_group_leader)},
+	{"pid", "level", LAYOUT(pidns.pid_level)},
+	{"pid", "numbers", LAYOUT(pidns.pid_numbers)},
+	{"upid", "ns", LAYOUT(pidns.upid_ns)},
+	{"pid_namespace", "ns", LAYOUT(pidns.ns_inum)}, /* + ns_common's inum */
+};
 
 static int from_btf(struct kernel_layout *kl)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	int err;
+	uint32_t inum = 0, nr = 1;
+	long long upid_size = -1;
+	int err = 0, upid;
 
 	if (!btf) {
 		err = -errno;
@@ -84,19 +75,25 @@ static int from_btf(struct kernel_layout *kl)
 		       strerror(-err));
 		return err;
 	}
-	err = offset_of(btf, "task_struct", "pid", &kl->task_pid);
-	if (!err)
-		err = offset_of(btf, "task_struct", "tgid", &kl->task_tgid);
-	if (!err)
-		err = offset_of(btf, "task_struct", "signal", &kl->task_signal);
-	if (!err)
-		err = offset_of(btf, "signal_struct", "live", &kl->signal_live);
-	if (err)
-		pr_err("the kernel's BTF has no task_struct pid, tgid, signal or signal_struct "
-		       "live");
-	else if ((err = pidns_layout(btf, &kl->pidns)))
-		pr_err("the kernel's BTF has no task_struct thread_pid, struct pid numbers or "
-		       "pid_namespace ns");
+	for (size_t i = 0; !err && i < sizeof(members) / sizeof(members[0]); i++) {
+		const struct member *m = &members[i];
+
+		err = offset_of(btf, m->type, m->name, (uint32_t *)((char *)kl + m->at));
+		if (err)
+			pr_err("the kernel's BTF has no %s in struct %s", m->name, m->type);
+	}
+	if (!err && (err = offset_of(btf, "ns_common", "inum", &inum)))
+		pr_err("the kernel's BTF has no inum in struct ns_common");
+	kl->pidns.ns_inum += inum;
+	/* A struct upid: its number first, then its namespace. */
+	upid = btf__find_by_name_kind(btf, "upid", BTF_KIND_STRUCT);
+	if (upid > 0)
+		upid_size = btf__resolve_size(btf, upid);
+	if (!err && (upid_size <= 0 || offset_of(btf, "upid", "nr", &nr) || nr)) {
+		pr_err("the kernel's BTF has no struct upid with nr first");
+		err = -ENOENT;
+	}
+	kl->pidns.upid_size = upid_size;
 	btf__free(btf);
 	return err;
 }
