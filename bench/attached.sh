@@ -85,7 +85,7 @@ for m in "${modes[@]}"; do
 done
 # Machine speed drifts over minutes: the ratio within each round (tool and
 # plain run next to each other) is steadier than the ratio of medians.
-paired=$(paste <(tr ' ' '\n' <<<"${wall[tool]}" | grep .) <(tr ' ' '\n' <<<"${wall[plain]}" | grep .) |
+paired=$(paste <(lines_of "${wall[tool]}") <(lines_of "${wall[plain]}") |
 	awk '{ print $1 / $2 }' | median)
 printf 'tool / plain within each round: median %.3f\n' "$paired"
 pc=$(median_of "${cpu[plain]}")

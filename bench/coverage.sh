@@ -103,14 +103,14 @@ for w in ${WORKLOADS:-w1 fib}; do
 	for m in "${modes[@]}"; do
 		v=$(median_of "${wall[$m]}")
 		c=$(median_of "${qcpu[$m]}")
-		paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) \
-			<(tr ' ' '\n' <<<"${wall[plain]}" | grep .) | awk '{ print $1 / $2 }' >"$work/ratios"
+		paste <(lines_of "${wall[$m]}") <(lines_of "${wall[plain]}") |
+			awk '{ print $1 / $2 }' >"$work/ratios"
 		paired=$(median <"$work/ratios")
 		read -r lo hi < <(median_ci <"$work/ratios")
 		printf '  %-9s %7.3f s  ratio to plain %.3f (within rounds %.3f, 95 %% CI %.3f-%.3f)  QEMU CPU %.3f s (%.3f x)\n' \
 			"$m" "$v" "$(echo "$v / $plain" | bc -l)" "$paired" "$lo" "$hi" "$c" "$(echo "$c / $pcpu" | bc -l)"
 		# (Every run's figures, to look at again: WALL QEMU_CPU per line.)
-		paste <(tr ' ' '\n' <<<"${wall[$m]}" | grep .) <(tr ' ' '\n' <<<"${qcpu[$m]}" | grep .) \
+		paste <(lines_of "${wall[$m]}") <(lines_of "${qcpu[$m]}") \
 			>"$TOP/build/bench-coverage-$w-$m.txt"
 	done
 	grep -h . "$work/c.info" | grep -c '^SF:' | sed 's/^/  source files in the last tracefile: /'

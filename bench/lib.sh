@@ -27,8 +27,11 @@ need_root() {
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
+# The space-separated numbers in $1, one a line.
+lines_of() { tr ' ' '\n' <<<"$1" | grep .; }
+
 # Median of the space-separated numbers in $1.
-median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
+median_of() { lines_of "$1" | median; }
 
 # A 95 % confidence interval of the median of the numbers on stdin, "LO HI":
 # the order statistics the sign test gives, n/2 -+ 0.98 sqrt(n) (normal

@@ -78,7 +78,7 @@ printf 'qemu-jitbpf is %.2fx faster than the plugin\n' "$(echo "$med_plugin / $m
 printf '%-24s %8.3f s\n' "W1 python3 plain" "$med_py_plain"
 printf '%-24s %8.3f s  %s records, ratio to plain %.3f\n' "W1 python3 --uftrace" "$med_tool_py" \
 	"${records[tool-py]}" "$(echo "$med_tool_py / $med_py_plain" | bc -l)"
-paired=$(paste <(tr ' ' '\n' <<<"${samples[tool-py]}" | grep .) <(tr ' ' '\n' <<<"${samples[py-plain]}" | grep .) |
+paired=$(paste <(lines_of "${samples[tool-py]}") <(lines_of "${samples[py-plain]}") |
 	awk '{ print $1 / $2 }' | median)
 printf 'W1 --uftrace / plain within each round: median %.3f\n' "$paired"
 echo "qemu-jitbpf: ${records[tool]} uftrace records per run, $lost events lost in $(wc -l <"$work/lost") runs"

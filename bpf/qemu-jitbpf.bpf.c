@@ -563,12 +563,15 @@ static __always_inline bool followed(__u32 pid)
 SEC("raw_tp/sched_process_fork")
 int qemu_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = qj_current_ids() >> 32, one = 1;
-	__u32 cpid = kernel_u32(ctx->args[1] + task_pid_off);
+	__u32 cpid = kernel_u32(ctx->args[1] + task_pid_off), pid, one = 1;
 	struct qj_proc *p;
 
-	/* A thread, or not ours? */
-	if (kernel_u32(ctx->args[1] + task_tgid_off) != cpid || !followed(pid))
+	/* A thread (every host's most frequent fork: checked first), or not
+	 * ours? */
+	if (kernel_u32(ctx->args[1] + task_tgid_off) != cpid)
+		return 0;
+	pid = qj_current_ids() >> 32;
+	if (!followed(pid))
 		return 0;
 	cpid = qj_tid_of(ctx->args[1], cpid);
 	/* A full map (user space sizes them) loses the child: counted. */
