@@ -176,6 +176,39 @@ check_perf() { # PERF_DATA
 	ct_stop
 }
 
+# QEMU makes its marker in its working directory: from "/" it reports
+# "//jit-PID.dump", and the kernel names the mapping "/jit-PID.dump" (or,
+# in a chroot, by the host's path to it).  ATTACH-PID's marker must be
+# written, and DUMP (the host's path to it) hold records.
+marker_case() { # WHAT PID DUMP
+	start_bg "$QEMU_JITBPF" -p "$2" -v --jitdump
+	wait_bg_err 'handshake after' 15
+	sleep 0.5
+	kill -INT "$BG_PID"
+	wait_bg 30
+	[ "$BG_STATUS" = 0 ] || fail "$1: qemu-jitbpf failed ($BG_STATUS): $(cat "$D/bg.err")"
+	! grep -q 'jitdump marker' "$D/bg.err" || fail "$1: $(grep 'jitdump marker' "$D/bg.err")"
+	[ "$(stat -c %s "$3")" -gt 1000 ] || fail "$1: $3 holds no records: $(cat "$D/bg.err")"
+}
+
+@test "-p --jitdump on a QEMU whose working directory is /: on the host, and in a chroot'ed aarch64 container through binfmt F" {
+	(cd / && exec "$QX" "$HOT" -u "$CT/ctl/stop") >/dev/null 2>&1 &
+	QP=$!
+	sleep 1
+	marker_case host "$QP" "/jit-$QP.dump"
+	rm -f "/jit-$QP.dump"
+	touch "$CT/ctl/stop"
+	wait_pid "$QP" 20 "QEMU"
+	QP=
+	arm_root
+	arm_start "cd / && exec $CT/app/prog -u $CT/ctl/stop"
+	sleep 1
+	marker_case chroot "$QP" "$R/jit-1.dump"
+	touch "$R$CT/ctl/stop"
+	wait_pid "$CT_PID" 20 "the container"
+	CT_PID=
+}
+
 # A stripped hot whose debug file is the container's business: the tool
 # looks it up by build-id in the container's /usr/lib/debug.  Whatever the
 # container puts there (PLANT: shell run inside, $DBG the path) must not

@@ -70,13 +70,27 @@ struct mapped_query {
 	bool match;
 };
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/*
+ * The mapping at the marker's address is the marker if it is a file of the
+ * marker's name.  Its directory is not compared: the kernel prints the
+ * path as it resolved it, from our root, while QEMU reports it as it spelt
+ * it, from its own root and working directory ("//jit-1.dump" from "/", a
+ * link, a chroot).  Which file it is, is asked of the mapping itself.
+ */
 static bool mapping_at(const struct map_entry *m, void *ctx)
 {
 	struct mapped_query *q = ctx;
 
 	if (m->start != q->addr)
 		return false;
-	q->match = !strcmp(m->path, q->path);
+	q->match = m->path[0] == '/' && !strcmp(base_name(m->path), base_name(q->path));
 	q->end = m->end;
 	return true;
 }
