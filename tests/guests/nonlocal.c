@@ -14,6 +14,10 @@
  *                         is resumed
  *   nonlocal tail         nl_tail() ends in a tail call (a jump) of
  *                         nl_leaf(), which calls nl_after()
+ *   nonlocal ucontext     as uftrace's own s-ucontext test: the context's
+ *                         stack is in nl_ucontext()'s frame, above the
+ *                         nl_swap() that switches to it; nl_target() runs
+ *                         there, and returns through uc_link
  * Prints "nonlocal MODE HITS".
  */
 #include <setjmp.h>
@@ -98,6 +102,31 @@ void __attribute__((noinline)) nl_context(void)
 	swapcontext(&main_ctx, &co_ctx);
 }
 
+void __attribute__((noinline)) nl_swap(ucontext_t *old, ucontext_t *new)
+{
+	swapcontext(old, new);
+}
+
+void __attribute__((noinline)) nl_target(int n)
+{
+	hits += n;
+	nl_after();
+}
+
+void __attribute__((noinline)) nl_ucontext(void)
+{
+	char stack[8192];
+	ucontext_t curr, new;
+
+	getcontext(&new);
+	new.uc_link = &curr;
+	new.uc_stack.ss_sp = stack;
+	new.uc_stack.ss_size = sizeof(stack);
+	makecontext(&new, (void (*)(void))nl_target, 1, 1);
+	nl_swap(&curr, &new);
+	nl_after();
+}
+
 void __attribute__((noinline)) nl_apply(void (*fn)(int), int n)
 {
 	fn(n);
@@ -149,8 +178,11 @@ int main(int argc, char **argv)
 		nl_context();
 	} else if (!strcmp(mode, "tail")) {
 		nl_tail(2);
+	} else if (!strcmp(mode, "ucontext")) {
+		nl_ucontext();
 	} else {
-		fprintf(stderr, "usage: nonlocal longjmp|signal|siglongjmp|nested|context|tail\n");
+		fprintf(stderr,
+			"usage: nonlocal longjmp|signal|siglongjmp|nested|context|tail|ucontext\n");
 		return 2;
 	}
 	nl_after();

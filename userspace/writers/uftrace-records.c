@@ -237,12 +237,14 @@ static size_t depth_now(const struct uthread *t)
 
 /* Frames deeper than SP (AT_SP: or at it) are dead: their functions were
  * left without a return we saw (longjmp, exceptions, a gap).  End them
- * at TS. */
+ * at TS.  A CALL does not end a frame switched from: it runs on another
+ * context's stack, which may lie anywhere. */
 static inline void unwind_below(struct uftrace *u, struct uthread *t, uint64_t sp, bool at_sp,
-				uint64_t ts)
+				bool call, uint64_t ts)
 {
 	while (t->depth &&
-	       (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)))
+	       (t->stack[t->depth - 1].sp < sp || (at_sp && t->stack[t->depth - 1].sp == sp)) &&
+	       !(call && (t->stack[t->depth - 1].flags & FR_SWITCHED)))
 		leave(u, t, ts);
 }
 
@@ -268,6 +270,40 @@ static void jump(struct uftrace *u, struct uthread *t, const struct callee *c, u
 			t->written = t->depth;
 	}
 	enter(u, t, c, sp, ts);
+}
+
+/*
+ * A return to ADDR at SP matches the call made with the same SP: it ends
+ * that frame, the frames above it, which were left without a return we
+ * saw (longjmp, exceptions, a switch of context), and the tail calls made
+ * from its frame.  One that matches no frame is a jump in disguise when it
+ * lands on a function's start (x86-64's setcontext() and swapcontext()
+ * push the address and return): that function's entry, nested where the
+ * switch was made, as native uftrace shows a context's function in the
+ * swapcontext() that started it, whichever side of the frames its stack
+ * lies.  Otherwise it left a function entered before tracing began, and
+ * the frames below its SP are dead.
+ */
+static void ret(struct uftrace *u, struct uthread *t, struct guest *g, uint64_t addr, uint64_t sp,
+		uint64_t ts)
+{
+	const struct callee *c;
+	size_t d = t->depth;
+
+	while (d && t->stack[d - 1].sp != sp)
+		d--;
+	if (d) {
+		while (t->depth > d)
+			leave(u, t, ts);
+		while (t->depth && t->stack[t->depth - 1].sp == sp)
+			leave(u, t, ts);
+	} else if (g && (c = callee(u, g, addr))->start) {
+		if (t->depth)
+			t->stack[t->depth - 1].flags |= FR_SWITCHED;
+		enter(u, t, c, sp + c->ret_pop, ts);
+	} else {
+		unwind_below(u, t, sp, false, false, ts);
+	}
 }
 
 void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *events, uint32_t n,
@@ -300,23 +336,11 @@ void uftrace_events(struct uftrace *u, pid_t pid, uint32_t tid, const void *even
 			/* A function that calls has a stack pointer below the
 			 * one of its own call: a call at that of an open frame
 			 * comes from its caller, after a longjmp out of it. */
-			unwind_below(u, t, sp, true, ev[i].ts);
+			unwind_below(u, t, sp, true, true, ev[i].ts);
 			enter(u, t, callee(u, g, addr), sp, ev[i].ts);
 			break;
 		case QJ_CALL_RET:
-			/* A return matches the call made with the same SP (and
-			 * ends the tail calls made from its frame); one that
-			 * matches nothing left a function entered before
-			 * tracing began, or was a jump in disguise: into a
-			 * function's start, that function's entry (x86-64's
-			 * setcontext() pushes the address and returns). */
-			unwind_below(u, t, sp, false, ev[i].ts);
-			if (t->depth && t->stack[t->depth - 1].sp == sp) {
-				while (t->depth && t->stack[t->depth - 1].sp == sp)
-					leave(u, t, ev[i].ts);
-			} else if (g && (c = callee(u, g, addr))->start) {
-				enter(u, t, c, sp + c->ret_pop, ev[i].ts);
-			}
+			ret(u, t, g, addr, sp, ev[i].ts);
 			break;
 		case QJ_CALL_JUMP:
 			c = g ? callee(u, g, addr) : NULL;

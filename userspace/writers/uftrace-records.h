@@ -38,6 +38,9 @@ struct frame {
 #define FR_REC	   4  /* recorded */
 #define FR_WRITTEN 8  /* its entry is written (-t holds entries back) */
 #define FR_PLT	   16 /* a PLT entry: the function it jumps to is its own */
+/* Switched from to another context (a return into a function's start):
+ * calls there, on another stack, do not end it. */
+#define FR_SWITCHED 32
 
 #define OUTBUF (1 << 20)
 
