@@ -132,7 +132,7 @@ static unsigned int walkers(const struct engine *e)
 	return w ? w : QJ_WALK_ALL;
 }
 
-/* ksym_extras' FILL: the kernel frames of our own programs. */
+/* ksym_extras' FILL: the kernel frames of BPF programs, ours first. */
 static void name_progs(void *ctx)
 {
 	struct engine *e = ctx;

@@ -302,11 +302,12 @@ void probes_report_time(const struct probes *p, const struct sampler *sm)
 }
 
 /*
- * One program's functions, named as /proc/kallsyms names them; BTF, its
- * object's, names the functions (the kernel's copy has the same type ids,
- * and reading it back is a syscall valgrind does not know).
+ * One program's functions, named as /proc/kallsyms names them; BTF names
+ * the functions: for ours, their object's (the kernel's copy has the same
+ * type ids, and reading it back is a syscall valgrind does not know).
+ * The program's id, or 0.
  */
-static void name_prog(int fd, const struct btf *btf)
+static __u32 name_prog(int fd, const struct btf *btf)
 {
 	struct bpf_prog_info info = {0};
 	__u32 len = sizeof(info), nsyms, nlens, ntags, nfuncs, recsz;
@@ -316,7 +317,7 @@ static void name_prog(int fd, const struct btf *btf)
 	char *funcs = NULL;
 
 	if (bpf_prog_get_info_by_fd(fd, &info, &len) || !info.nr_jited_ksyms)
-		return;
+		return 0;
 	nsyms = info.nr_jited_ksyms;
 	nlens = info.nr_jited_func_lens;
 	ntags = info.nr_prog_tags;
@@ -366,11 +367,52 @@ out:
 	free(lens);
 	free(tags);
 	free(funcs);
+	return info.id;
+}
+
+static bool has_id(const __u32 *ids, size_t n, __u32 id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Every other program on the host, named with the kernel's copy of its
+ * BTF: a sampled QEMU thread is also in the uprobe programs of another
+ * qemu-jitbpf (one attached to the same binary, or an earlier run whose
+ * detach helper still closes its links), and these, loaded in module
+ * space, are outside the cached kernel text.
+ */
+static void name_others(const __u32 *ours, size_t nours)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		struct btf *btf = NULL;
+		int fd;
+
+		if (has_id(ours, nours, id))
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && info.btf_id)
+			btf = btf__load_from_kernel_by_id(info.btf_id);
+		name_prog(fd, btf);
+		btf__free(btf);
+		close(fd);
+	}
 }
 
 void probes_name_progs(const struct probes *p, const struct sampler *sm)
 {
 	const struct bpf_object *objs[] = {p->skel->obj, sm ? sampler_object(sm) : NULL};
+	size_t nours = 0, cap = 0;
+	__u32 *ours = NULL;
 
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
 		struct bpf_program *prog;
@@ -379,10 +421,14 @@ void probes_name_progs(const struct probes *p, const struct sampler *sm)
 			continue;
 		bpf_object__for_each_program(prog, objs[i])
 		{
-			if (bpf_program__fd(prog) >= 0)
-				name_prog(bpf_program__fd(prog), bpf_object__btf(objs[i]));
+			if (bpf_program__fd(prog) < 0)
+				continue;
+			grow(&ours, &cap, nours + 1, sizeof(*ours));
+			ours[nours++] = name_prog(bpf_program__fd(prog), bpf_object__btf(objs[i]));
 		}
 	}
+	name_others(ours, nours);
+	free(ours);
 }
 
 void probes_free(struct probes *p)

@@ -115,7 +115,10 @@ void probes_note(struct probes *p, const struct sampler *sm, pid_t pid, struct l
 void probes_release(struct probes *p, const struct sampler *sm, struct linkset *ls);
 /* -v: what each program cost in the kernel. */
 void probes_report_time(const struct probes *p, const struct sampler *sm);
-/* Tell naming/ksyms.c where the programs (the sampler's too) are in the kernel. */
+/*
+ * Tell naming/ksyms.c where the programs are in the kernel: ours (the
+ * sampler's too), then the host's others (with CAP_SYS_ADMIN).
+ */
 void probes_name_progs(const struct probes *p, const struct sampler *sm);
 void probes_free(struct probes *p);
 

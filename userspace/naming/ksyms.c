@@ -19,11 +19,12 @@
  * read once per boot and kept in /run/qemu-jitbpf (root's), keyed by the
  * boot id and /proc/modules; later runs map that file (4.5 MB, of which a
  * lookup touches a few pages).  An address outside the kernel's text and
- * its modules is first looked up among the tool's own BPF programs (the
- * kernel frames a sampled QEMU thread is most often in when it is in
- * neither: its uprobe handlers), and only then is /proc/kallsyms read
- * afresh, once per run (other BPF programs, trampolines, which come and
- * go).
+ * its modules is first looked up among the host's BPF programs, which the
+ * caller lists (the kernel frames a sampled QEMU thread is most often in
+ * when it is in neither: the uprobe handlers of this tool, of another
+ * attached to the same QEMU, or of an earlier run whose links are still
+ * being closed), and only then is /proc/kallsyms read afresh, once per run
+ * (trampolines, programs loaded later, which come and go).
  */
 #define MAGIC "QJKSYMS1"
 
