@@ -23,6 +23,11 @@ teardown() {
 	assert_output --partial "--jitdump"
 	assert_output --partial "--perfmap-insn"
 	assert_output --partial "--guest-elf"
+	# argp wraps a line past 79 columns: an example cut in two is wrong.
+	awk '/^EXAMPLES:/ { on = 1; next } on && /^$/ { exit }
+		on && !/^    (qemu-jitbpf|perf) / { print "wrapped: " $0; bad = 1 }
+		END { exit bad }' <<<"$output" || fail "an example wraps"
+	! awk 'length > 79' <<<"$output" | grep . || fail "lines past 79 columns"
 }
 
 @test "neither -p nor a command is a usage error" {

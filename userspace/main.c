@@ -27,6 +27,7 @@
 #include "coverage/listcache.h"
 #include "naming/demangle.h"
 #include "naming/guest.h"
+#include "util/config.h"
 #include "util/keep.h"
 #include "util/util.h"
 
@@ -68,9 +69,10 @@ static const char doc[] =
 	"    qemu-jitbpf -p 1234 --profile -d 10  # profile-1234.folded, guest stacks\n"
 	"    qemu-jitbpf --profile=p.svg --profile=p.pb.gz -- qemu-aarch64 ./prog\n"
 	"    qemu-jitbpf -p 1234 --top             # live, like perf top\n"
-	"    qemu-jitbpf -a --qemu /usr/bin/qemu-aarch64 --profile=all.svg  # every QEMU\n"
+	"    qemu-jitbpf -a --qemu /usr/bin/qemu-aarch64 --profile=all.svg  # all\n"
 	"    perf record -k 1 -e cpu-clock -p 1234 -- sleep 10\n"
-	"    perf inject -j -i perf.data -o perf.jit.data && perf report -i perf.jit.data\n";
+	"    perf inject -j -i perf.data -o perf.jit.data\n"
+	"    perf report -i perf.jit.data\n";
 
 enum {
 	OPT_PERFMAP = 1000,
@@ -101,6 +103,9 @@ enum {
 	OPT_PUSH_AUTH,
 	OPT_PUSH_SPOOL,
 	OPT_PUSH_SPOOL_MAX,
+	OPT_PUSH_API,
+	OPT_PUSH_MAX_AGE,
+	OPT_PUSH_MAX_SAMPLES,
 };
 
 static const struct argp_option opts[] = {
@@ -157,11 +162,15 @@ static const struct argp_option opts[] = {
 	 "or its pid lives. 'all' keeps them (the default, but 10m,1000 with -a)",
 	 0},
 	{"push", OPT_PUSH, "URL", 0,
-	 "With --interval, send each interval's profile to Grafana Pyroscope at URL "
-	 "(POST URL/ingest, pprof); intervals wait in --push-spool while it is down",
+	 "With --interval, send each interval's profile to a Grafana Pyroscope or Parca "
+	 "server at URL; intervals wait in --push-spool while it is down",
 	 0},
-	{"push-app", OPT_PUSH_APP, "NAME", 0, "--push: the application name (default qemu-jitbpf)",
+	{"push-api", OPT_PUSH_API, "API", 0,
+	 "--push: pyroscope (its connect API, the default), pyroscope-ingest (POST "
+	 "/ingest, for servers before 1.0) or parca (WriteRaw, gRPC-Web)",
 	 0},
+	{"push-app", OPT_PUSH_APP, "NAME", 0,
+	 "--push: the service's name, letters, digits and _.-/ (default qemu-jitbpf)", 0},
 	{"push-tenant", OPT_PUSH_TENANT, "ID", 0,
 	 "--push: X-Scope-OrgID, for a multi-tenant server", 0},
 	{"push-auth", OPT_PUSH_AUTH, "FILE", 0,
@@ -169,7 +178,16 @@ static const struct argp_option opts[] = {
 	{"push-spool", OPT_PUSH_SPOOL, "DIR", 0,
 	 "--push: where intervals wait to be sent (default push-spool in -o DIR or here)", 0},
 	{"push-spool-max", OPT_PUSH_SPOOL_MAX, "N", 0,
-	 "--push: intervals the spool holds; beyond, the oldest is dropped, counted (default 1440)",
+	 "--push: parts of intervals the spool holds; beyond, the oldest is dropped, counted "
+	 "(default 1440)",
+	 0},
+	{"push-max-age", OPT_PUSH_MAX_AGE, "AGE", 0,
+	 "--push: drop, counted, what waited longer than the server takes (default 1h, "
+	 "Pyroscope's reject-older-than)",
+	 0},
+	{"push-max-samples", OPT_PUSH_MAX_SAMPLES, "N", 0,
+	 "--push: send an interval of more stacks in parts of N (default 16000, Pyroscope's "
+	 "max_profile_stacktrace_samples)",
 	 0},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
 	 "Guest stacks from the guest's frame pointers (default), or unwound with its "
@@ -371,8 +389,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.profile = true;
 		break;
 	case OPT_PUSH_APP:
-		if (!*arg || strpbrk(arg, "{}=,\" "))
-			argp_error(state, "invalid application name '%s'", arg);
+		if (!push_app_valid(arg, why, sizeof(why)))
+			argp_error(state, "invalid service name '%s': %s", arg, why);
 		env.push.app = arg;
 		push_more = true;
 		break;
@@ -392,11 +410,33 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		env.push.spool_max = strtoul(arg, &end, 10);
 		if (errno || *end || !env.push.spool_max || env.push.spool_max > 1000000)
-			argp_error(state, "invalid spool size '%s' (1 to 1000000 intervals)", arg);
+			argp_error(state, "invalid spool size '%s' (1 to 1000000 parts)", arg);
 		push_more = true;
 		break;
+	case OPT_PUSH_MAX_SAMPLES:
+		errno = 0;
+		env.push.max_samples = strtoul(arg, &end, 10);
+		if (errno || *end || !env.push.max_samples || env.push.max_samples > 1000000)
+			argp_error(state, "invalid number of stacks '%s' (1 to 1000000)", arg);
+		push_more = true;
+		break;
+	case OPT_PUSH_API:
+		if (!push_api_parse(arg, &env.push.api))
+			argp_error(state, "invalid API '%s' (pyroscope, pyroscope-ingest or parca)",
+				   arg);
+		push_more = true;
+		break;
+	case OPT_PUSH_MAX_AGE: {
+		struct keep k;
+
+		if (!keep_parse(arg, &k) || k.count || k.age_ns < 60000000000ull)
+			argp_error(state, "invalid age '%s' (a minute or more: 30m, 1h)", arg);
+		env.push.max_age = (unsigned int)(k.age_ns / 1000000000ull);
+		push_more = true;
+		break;
+	}
 	case OPT_CONFIG:
-		/* Read before parsing (with_config()). */
+		/* Read before parsing (config_cmdline()). */
 		break;
 	case OPT_NO_DEMANGLE:
 		demangle_enable(false);
@@ -426,9 +466,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state,
 				   "--push sends each --interval's profile: give --interval");
 		else if (push_more && !env.push.url)
-			argp_error(state,
-				   "--push-app, --push-tenant, --push-auth and --push-spool* "
-				   "go with --push");
+			argp_error(state, "--push-api, --push-app, --push-tenant, --push-auth, "
+					  "--push-spool* and --push-max-age go with --push");
 		else if (env.push.url && env.top)
 			argp_error(state, "--push and --top: one or the other");
 		else if (keep_profiles_set && !env.prof.interval)
@@ -454,6 +493,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.push.app = "qemu-jitbpf";
 		if (env.push.url && !env.push.spool_max)
 			env.push.spool_max = 1440;
+		if (env.push.url && !env.push.max_age)
+			env.push.max_age = PUSH_MAX_AGE_DEFAULT;
+		if (env.push.url && !env.push.max_samples)
+			env.push.max_samples = PUSH_MAX_SAMPLES_DEFAULT;
 		/* A host's QEMUs come and go for weeks; rotated profiles too. */
 		if (!keep_exited_set && env.all)
 			keep_parse("10m,1000", &env.keep_exited);
@@ -484,94 +527,6 @@ static void sig_handler(int sig)
 	if (sig == SIGHUP)
 		reload = 1;
 	exiting = 1;
-}
-
-/* The command line made by --config: its own strings are 1 to config_n. */
-static char **config_argv;
-static int config_n;
-
-/* --config FILE in ARGV (before a QEMU command), or NULL. */
-static const char *config_path(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strncmp(argv[i], "--config=", 9))
-			return argv[i] + 9;
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			return argv[i + 1];
-	}
-	return NULL;
-}
-
-/* LINE without the blanks around it. */
-static char *trim(char *line)
-{
-	char *end = line + strlen(line);
-
-	while (*line == ' ' || *line == '\t')
-		line++;
-	while (end > line &&
-	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
-		*--end = 0;
-	return line;
-}
-
-/*
- * The command line with the options of --config FILE before its own:
- * "# comment", blank lines, and "name" or "name = value" per line, as
- * --name or --name=value.  NULL (said) if FILE cannot be read or is not
- * that; *ARGC and *ARGV unchanged without --config.
- */
-static char **with_config(int *argc, char ***argv)
-{
-	const char *path = config_path(*argc, *argv);
-	char *line = NULL, **v;
-	size_t cap = 0;
-	int n = 1, lineno = 0;
-	FILE *f;
-
-	if (!path)
-		return *argv;
-	f = fopen(path, "re");
-	if (!f) {
-		pr_err("cannot read the configuration %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	v = xcalloc(*argc + 2, sizeof(*v));
-	v[0] = (*argv)[0];
-	while (getline(&line, &cap, f) > 0) {
-		char *t = trim(line), *eq = strchr(t, '=');
-
-		lineno++;
-		if (!*t || *t == '#')
-			continue;
-		if (*t == '-' || (eq && eq == t)) {
-			pr_err("%s:%d: '%s' is not 'option' or 'option = value'", path, lineno, t);
-			fclose(f);
-			free(line);
-			free(v);
-			return NULL;
-		}
-		if (eq) {
-			*eq = 0;
-			t = xasprintf("--%s=%s", trim(t), trim(eq + 1));
-		} else {
-			t = xasprintf("--%s", t);
-		}
-		v = xrealloc(v, (n + *argc + 1) * sizeof(*v));
-		v[n++] = t;
-	}
-	fclose(f);
-	free(line);
-	for (int i = 1; i < *argc; i++)
-		v[n++] = (*argv)[i];
-	v[n] = NULL;
-	config_argv = v; /* its strings are the options' */
-	config_n = n - *argc + 1;
-	*argc = n;
-	*argv = v;
-	return v;
 }
 
 /* Can the profiles be written?  Said before anything runs, not after. */
@@ -649,11 +604,12 @@ int main(int argc, char **argv)
 		.doc = doc,
 	};
 	char *outdir = NULL, *spool = NULL, *cache, **orig = argv;
+	struct config_cmdline cfg = {0};
 	int code;
 
 	if (detach_helper_asked(argc, argv))
 		return detach_helper_main(argv);
-	if (!with_config(&argc, &argv))
+	if (!config_cmdline(&cfg, &argc, &argv))
 		return 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return 2;
@@ -693,8 +649,6 @@ int main(int argc, char **argv)
 	free(outdir);
 	free(spool);
 	free(cache);
-	for (int i = 1; config_argv && i < config_n; i++)
-		free(config_argv[i]);
-	free(config_argv);
+	config_free(&cfg);
 	return code;
 }

@@ -212,20 +212,24 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 	return l;
 }
 
-static Sample *sample(struct builder *b, const struct stack *s)
+static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root)
 {
 	Sample *smp = xmalloc(sizeof(*smp));
 	const char *comm = s->root;
 	struct frame root = {.name = comm, .kind = FRAME_GUEST};
+	struct frame cg = {.name = s->labels.cgroup, .kind = FRAME_GUEST};
 	char buf[64];
 
+	cgroup_root = cgroup_root && s->labels.cgroup;
 	perftools__profiles__sample__init(smp);
-	smp->n_location_id = s->n + 1;
+	smp->n_location_id = s->n + 1 + cgroup_root;
 	smp->location_id = xmalloc(smp->n_location_id * sizeof(uint64_t));
-	/* Leaf first; the root frame COMM-PID last. */
+	/* Leaf first; the root frame COMM-PID last, or the cgroup above it. */
 	for (uint32_t i = 0; i < s->n; i++)
 		smp->location_id[i] = location(b, &s->frames[s->n - 1 - i]);
 	smp->location_id[s->n] = location(b, &root);
+	if (cgroup_root)
+		smp->location_id[s->n + 1] = location(b, &cg);
 	smp->n_value = 2;
 	smp->value = xmalloc(2 * sizeof(int64_t));
 	smp->value[0] = s->count;
@@ -244,7 +248,7 @@ static Sample *sample(struct builder *b, const struct stack *s)
 		smp->label[smp->n_label++] = label(b, "qemu", s->labels.qemu, 0);
 	if (s->labels.arch)
 		smp->label[smp->n_label++] = label(b, "arch", s->labels.arch, 0);
-	if (s->labels.cgroup)
+	if (s->labels.cgroup && !cgroup_root)
 		smp->label[smp->n_label++] = label(b, "cgroup", s->labels.cgroup, 0);
 	return smp;
 }
@@ -335,6 +339,11 @@ static void main_mapping(struct builder *b, const struct profile *prof)
 
 int pprof_write(const struct profile *prof, FILE *f)
 {
+	return pprof_write_opts(prof, NULL, f);
+}
+
+int pprof_write_opts(const struct profile *prof, const struct pprof_opts *o, FILE *f)
+{
 	struct builder b = {0};
 	Profile *p = &b.p;
 	struct timespec rt, mono;
@@ -355,7 +364,7 @@ int pprof_write(const struct profile *prof, FILE *f)
 	p->sample = xmalloc((prof->n ? prof->n : 1) * sizeof(Sample *));
 	main_mapping(&b, prof);
 	for (size_t i = 0; i < prof->n; i++)
-		p->sample[i] = sample(&b, prof->v[i]);
+		p->sample[i] = sample(&b, prof->v[i], o && o->cgroup_root);
 	/* When the first sample was taken, as wall-clock time. */
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -368,6 +377,8 @@ int pprof_write(const struct profile *prof, FILE *f)
 	len = perftools__profiles__profile__get_packed_size(p);
 	buf = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(p, buf);
+	if (o && o->raw_len)
+		*o->raw_len = len;
 	err = gzip_to(f, buf, len);
 	free(buf);
 	free_profile(&b);

@@ -122,6 +122,13 @@ int folded_write(const struct profile *p, FILE *f);
 /* COMM-PID;frame;... of one stack (free it). */
 char *folded_stack(const struct stack *s);
 int pprof_write(const struct profile *p, FILE *f);
+struct pprof_opts {
+	/* The cgroup as the outermost frame, not a label: a fleet store
+	 * makes a series of each string label's values. */
+	bool cgroup_root;
+	size_t *raw_len; /* gets the size before compression */
+};
+int pprof_write_opts(const struct profile *p, const struct pprof_opts *o, FILE *f);
 int flamegraph_write(const struct profile *p, FILE *f, const char *title);
 
 #endif
