@@ -337,6 +337,18 @@ static void main_mapping(struct builder *b, const struct profile *prof)
 	}
 }
 
+int64_t profile_time_nanos(const struct profile *prof)
+{
+	struct timespec rt, mono;
+
+	if (!prof->start_ns)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return rt.tv_sec * 1000000000ll + rt.tv_nsec -
+	       (mono.tv_sec * 1000000000ll + mono.tv_nsec - (int64_t)prof->start_ns);
+}
+
 int pprof_write(const struct profile *prof, FILE *f)
 {
 	return pprof_write_opts(prof, NULL, f);
@@ -346,7 +358,6 @@ int pprof_write_opts(const struct profile *prof, const struct pprof_opts *o, FIL
 {
 	struct builder b = {0};
 	Profile *p = &b.p;
-	struct timespec rt, mono;
 	uint8_t *buf;
 	size_t len;
 	int err;
@@ -365,13 +376,8 @@ int pprof_write_opts(const struct profile *prof, const struct pprof_opts *o, FIL
 	main_mapping(&b, prof);
 	for (size_t i = 0; i < prof->n; i++)
 		p->sample[i] = sample(&b, prof->v[i], o && o->cgroup_root);
-	/* When the first sample was taken, as wall-clock time. */
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
 	if (prof->start_ns) {
-		int64_t now_mono = mono.tv_sec * 1000000000ll + mono.tv_nsec;
-
-		p->time_nanos = rt.tv_sec * 1000000000ll + rt.tv_nsec - (now_mono - prof->start_ns);
+		p->time_nanos = o && o->time_nanos ? o->time_nanos : profile_time_nanos(prof);
 		p->duration_nanos = prof->end_ns - prof->start_ns;
 	}
 	len = perftools__profiles__profile__get_packed_size(p);

@@ -126,8 +126,11 @@ struct pprof_opts {
 	/* The cgroup as the outermost frame, not a label: a fleet store
 	 * makes a series of each string label's values. */
 	bool cgroup_root;
-	size_t *raw_len; /* gets the size before compression */
+	size_t *raw_len;    /* gets the size before compression */
+	int64_t time_nanos; /* the first sample's wall-clock time, or 0 */
 };
+/* When PROF's first sample was taken, as wall-clock time (ns); 0 if none. */
+int64_t profile_time_nanos(const struct profile *prof);
 int pprof_write_opts(const struct profile *p, const struct pprof_opts *o, FILE *f);
 int flamegraph_write(const struct profile *p, FILE *f, const char *title);
 

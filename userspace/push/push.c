@@ -546,11 +546,11 @@ int push_start(struct pusher *p)
  * them, and halves again, until each fits the servers' limits.
  */
 static int spool_parts(struct pusher *p, const struct profile *prof, size_t first, size_t n,
-		       time_t from, time_t until, unsigned int *part)
+		       time_t from, time_t until, int64_t time_nanos, unsigned int *part)
 {
 	struct profile view = *prof;
 	size_t raw = 0, len = 0;
-	struct pprof_opts o = {.cgroup_root = true, .raw_len = &raw};
+	struct pprof_opts o = {.cgroup_root = true, .raw_len = &raw, .time_nanos = time_nanos};
 	char name[SPOOL_NAME + 1], *buf = NULL;
 	struct safe_file sf;
 	FILE *m;
@@ -566,9 +566,11 @@ static int spool_parts(struct pusher *p, const struct profile *prof, size_t firs
 		err = -EIO;
 	if (!err && n > 1 && (n > p->o.max_samples || raw > PART_MAX_BYTES)) {
 		free(buf);
-		err = spool_parts(p, prof, first, n / 2, from, until, part);
-		return err ? err
-			   : spool_parts(p, prof, first + n / 2, n - n / 2, from, until, part);
+		err = spool_parts(p, prof, first, n / 2, from, until, time_nanos, part);
+		if (!err)
+			err = spool_parts(p, prof, first + n / 2, n - n / 2, from, until,
+					  time_nanos, part);
+		return err;
 	}
 	if (!err && *part >= SPOOL_PARTS)
 		err = -E2BIG;
@@ -597,7 +599,8 @@ int push_interval(struct pusher *p, const struct profile *prof, time_t from, tim
 	char **v;
 	int err;
 
-	err = spool_parts(p, prof, 0, prof->n, from, until, &parts);
+	/* The parts of an interval are of one time. */
+	err = spool_parts(p, prof, 0, prof->n, from, until, profile_time_nanos(prof), &parts);
 	if (err)
 		return err;
 	/* A full spool loses its oldest: the newest tell most. */
