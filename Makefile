@@ -415,8 +415,7 @@ TOOLS_DIR := $(PREFIX)/share/qemu-jitbpf/tools
 # The service (service/): what it may do, and nothing more (docs/design.md,
 # "Least privilege"; tests/production.bats runs the suite's scenarios with
 # the set the installed unit names).
-SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_CHECKPOINT_RESTORE CAP_DAC_OVERRIDE \
-	CAP_CHOWN CAP_FOWNER
+SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_CHECKPOINT_RESTORE CAP_CHOWN CAP_FOWNER
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
@@ -428,6 +427,8 @@ install: $(TOOL)
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/qemu-jitbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 docs/one-liners.md docs/probes.md $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/service.d
+	install -m 0644 service/dropins/*.conf $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/service.d/
 	install -m 0644 tools/qemu-jit-lib.sh tools/*.bt $(DESTDIR)$(TOOLS_DIR)/
 	for t in $(BPFTRACE_TOOLS); do \
 		install -m 0755 tools/$$t $(DESTDIR)$(TOOLS_DIR)/ && \

@@ -609,6 +609,8 @@ int main(int argc, char **argv)
 
 	if (detach_helper_asked(argc, argv))
 		return detach_helper_main(argv);
+	/* A usage error exits 2, argp's own too (the unit restarts on no 2). */
+	argp_err_exit_status = 2;
 	if (!config_cmdline(&cfg, &argc, &argv))
 		return 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))

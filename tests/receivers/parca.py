@@ -7,9 +7,11 @@ from Parca's own code, parca-dev/parca at
 
   pkg/server/server.go grpcHandlerFunc       a request whose Content-Type
       starts with application/grpc goes to gRPC-Web (improbable-eng's
-      grpcweb.WrapServer) on the HTTP port; the call's status comes back
-      in a trailer frame (flags 0x80: "grpc-status: N\\r\\ngrpc-message:
-      ...\\r\\n") after an HTTP 200
+      grpc-web v0.15.0, WrapServer) on the HTTP port; a call that
+      succeeds answers HTTP 200, its message's frame and a trailer frame
+      (flags 0x80: "grpc-status: 0\\r\\n"); one that fails, HTTP 200 with
+      Grpc-Status and a percent-encoded Grpc-Message as headers and no
+      body (grpc-go handler_server.go, grpc-web grpc_web_response.go)
   pkg/server/server.go                       grpc.MaxRecvMsgSize 64 MiB
       (debuginfo.MaxMsgSize): a larger message, ResourceExhausted (8)
   proto/parca/profilestore/v1alpha1/profilestore.proto  WriteRawRequest
@@ -18,7 +20,8 @@ from Parca's own code, parca-dev/parca at
       Label labels = 1}, RawSample {bytes raw_profile = 1}
   pkg/normalizer/normalizer.go NormalizeWriteRawRequest  labels other
       than __name__ must be valid label names ([a-zA-Z_][a-zA-Z0-9_]*,
-      model.LabelName.IsValid) and not repeated, __name__ is required, all
+      model.LabelName.IsValid: prometheus/common's default UTF-8 scheme,
+      any non-empty UTF-8) and not repeated, __name__ is required, all
       InvalidArgument (3); a raw_profile that starts 1f 8b is gunzipped, a
       failure a plain error (Unknown, 2); one that does not parse, or that
       ValidatePprofProfile refuses, InvalidArgument
@@ -28,8 +31,9 @@ from Parca's own code, parca-dev/parca at
   pkg/profilestore/profilecolumnstore.go writeSeries  the profile type
       NAME:TYPE:UNIT:PERIOD_TYPE:PERIOD_UNIT must parse as a PromQL metric
       selector (a plain error: Unknown)
-  Sample labels of the pprof join the series' labels as columns
-      (LabelNamesFromSamples); nothing is refused for its age.
+  The series is the request's labels only: the pprof's sample labels are
+      not kept (normalizer.go: their keys become columns, their values are
+      never written); nothing is refused for its age.
 
 It keeps what it took as OUT/NNNN.pb.gz and a line in OUT/log:
 "TIME_NANOS DURATION_NANOS SAMPLES parca - LABELS"; each refusal,
@@ -42,6 +46,7 @@ import os
 import re
 import sys
 import threading
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wire  # noqa: E402
@@ -49,7 +54,6 @@ import wire  # noqa: E402
 PORT, OUT = int(sys.argv[1]), sys.argv[2]
 PATH = '/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw'
 MAX_MSG = 64 << 20
-LABEL_NAME = re.compile(r'^[a-zA-Z_][a-zA-Z0-9_]*$')
 METRIC = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*$')
 OK, UNKNOWN, INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNIMPLEMENTED = 0, 2, 3, 8, 12
 lock = threading.Lock()
@@ -104,7 +108,7 @@ def write_raw(req):
             if k == '__name__':
                 name = v
                 continue
-            if not LABEL_NAME.match(k):
+            if not k:
                 raise Refusal(INVALID_ARGUMENT, f'invalid label name: {k}')
             if k in ls:
                 raise Refusal(INVALID_ARGUMENT, f'duplicate label name: {k}')
@@ -133,15 +137,19 @@ def write_raw(req):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
-    def grpc_answer(self, code, msg, why=None):
+    def grpc_answer(self, code, msg):
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/grpc-web+proto')
         if code != OK:
             with open(os.path.join(OUT, 'refused'), 'a') as f:
                 f.write(f'{code} {msg}\n')
-        trailer = f'grpc-status:{code}\r\ngrpc-message:{msg}\r\n'.encode()
-        body = (b'\x00\x00\x00\x00\x00' if code == OK else b'') + \
-            b'\x80' + len(trailer).to_bytes(4, 'big') + trailer
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/grpc-web+proto')
+            self.send_header('Grpc-Status', str(code))
+            self.send_header('Grpc-Message', urllib.parse.quote(msg, safe=' '))
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
+        trailer = b'grpc-status: 0\r\n'
+        body = b'\x00\x00\x00\x00\x00' + b'\x80' + len(trailer).to_bytes(4, 'big') + trailer
         self.send_header('Content-Length', str(len(body)))
         self.end_headers()
         self.wfile.write(body)

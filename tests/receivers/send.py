@@ -14,6 +14,7 @@ import gzip
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -103,11 +104,15 @@ def main(args):
         msg = field(2, field(1, set_) + field(2, field(1, raw)))
         st, out, hdrs = post(url + '/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw',
                              b'\0' + len(msg).to_bytes(4, 'big') + msg, 'application/grpc-web+proto')
+        if 'Grpc-Status' in hdrs:
+            msg = urllib.parse.unquote(hdrs.get('Grpc-Message', ''))
+            print(f"{st} grpc-status {hdrs['Grpc-Status']} {msg}")
+            return
         i = 0
         while i + 5 <= len(out):
             n = int.from_bytes(out[i + 1:i + 5], 'big')
             if out[i] & 0x80:
-                t = dict(line.split(':', 1) for line in out[i + 5:i + 5 + n].decode().split('\r\n') if line)
+                t = dict(map(str.strip, line.split(':', 1)) for line in out[i + 5:i + 5 + n].decode().split('\r\n') if line)
                 print(f"{st} grpc-status {t.get('grpc-status')} {t.get('grpc-message', '')}")
                 return
             i += 5 + n

@@ -231,7 +231,15 @@ struct pusher *push_open(const struct push_opts *o)
 		len--;
 	p->url = strndup(o->url, len);
 	if (o->auth_file) {
-		char *secret = read_secret(o->auth_file);
+		/* A bare name is a credential systemd passes the service
+		 * (LoadCredential=), in its CREDENTIALS_DIRECTORY. */
+		const char *creds = getenv("CREDENTIALS_DIRECTORY");
+		char *path = !strchr(o->auth_file, '/') && creds
+				     ? xasprintf("%s/%s", creds, o->auth_file)
+				     : xstrdup(o->auth_file);
+		char *secret = read_secret(path);
+
+		free(path);
 
 		if (!secret)
 			goto fail;
@@ -309,6 +317,25 @@ static long retry_after_ms(const char *v)
 	return t < 0 ? 0 : (long)t * 1000;
 }
 
+/* gRPC's Grpc-Message header is percent-encoded (its HTTP/2 spec). */
+static void percent_decode(char *out, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++) {
+		unsigned int c;
+
+		if (*s == '%' && sscanf(s + 1, "%2x", &c) == 1 && s[1] && s[2]) {
+			out[n++] = (char)c;
+			s += 2;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = 0;
+	text_clean(out, n);
+}
+
 static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
 {
 	struct answer *a = ctx;
@@ -323,8 +350,8 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
 	else if (!strncasecmp(line, "grpc-status:", 12))
 		a->grpc_status = atoi(line + 12);
 	else if (!strncasecmp(line, "grpc-message:", 13))
-		snprintf(a->grpc_message, sizeof(a->grpc_message), "%s",
-			 line + 13 + strspn(line + 13, " \t"));
+		percent_decode(a->grpc_message, sizeof(a->grpc_message),
+			       line + 13 + strspn(line + 13, " \t"));
 	return len;
 }
 
@@ -591,16 +618,55 @@ static int spool_parts(struct pusher *p, const struct profile *prof, size_t firs
 	return err;
 }
 
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* Stacks by the string labels of their samples: QEMU, guest, command. */
+static int cmp_labels(const void *a, const void *b)
+{
+	const struct stack *x = *(struct stack *const *)a, *y = *(struct stack *const *)b;
+	const char *dx = strrchr(x->root, '-'), *dy = strrchr(y->root, '-');
+	size_t nx = dx ? (size_t)(dx - x->root) : strlen(x->root);
+	size_t ny = dy ? (size_t)(dy - y->root) : strlen(y->root);
+	int c = cmp_str(x->labels.qemu, y->labels.qemu);
+
+	if (!c)
+		c = cmp_str(x->labels.arch, y->labels.arch);
+	if (!c)
+		c = strncmp(x->root, y->root, nx < ny ? nx : ny);
+	return c ? c : (nx > ny) - (nx < ny);
+}
+
 int push_interval(struct pusher *p, const struct profile *prof, time_t from, time_t until)
 {
+	/* Parca makes series of a request's labels only: a part for each
+	 * set of sample labels, which the request names. */
+	bool group = p->o.api == PUSH_PARCA && prof->n;
+	struct profile sorted = *prof;
+	/* The parts of an interval are of one time. */
+	int64_t t = profile_time_nanos(prof);
 	unsigned int parts = 0;
-	size_t n;
+	size_t n, a = 0, b;
 	size_t total;
 	char **v;
-	int err;
+	int err = 0;
 
-	/* The parts of an interval are of one time. */
-	err = spool_parts(p, prof, 0, prof->n, from, until, profile_time_nanos(prof), &parts);
+	if (group) {
+		sorted.v = xmalloc(prof->n * sizeof(*sorted.v));
+		memcpy(sorted.v, prof->v, prof->n * sizeof(*sorted.v));
+		sort_array(sorted.v, prof->n, sizeof(*sorted.v), cmp_labels);
+	}
+	do {
+		b = group ? a + 1 : prof->n;
+		while (group && b < prof->n && !cmp_labels(&sorted.v[a], &sorted.v[b]))
+			b++;
+		err = spool_parts(p, &sorted, a, b - a, from, until, t, &parts);
+		a = b;
+	} while (!err && a < prof->n);
+	if (group)
+		free(sorted.v);
 	if (err)
 		return err;
 	/* A full spool loses its oldest: the newest tell most. */

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
 
 /* The profile type both servers file CPU samples under. */
 #define PROFILE_NAME "process_cpu"
@@ -98,6 +101,59 @@ static void pyroscope_body(struct pbuf *b, const struct push_series *s, const ui
  * In a gRPC-Web frame: a flags byte (0, a message) and its length, big-
  * endian.
  */
+/* PROFILE (gzipped, LEN bytes) unpacked, or NULL. */
+static Perftools__Profiles__Profile *unpack(const uint8_t *profile, size_t len)
+{
+	Perftools__Profiles__Profile *p = NULL;
+	z_stream z = {0};
+	size_t cap = len * 4 + 4096, n = 0;
+	uint8_t *raw = xmalloc(cap);
+	int ret = Z_OK;
+
+	z.next_in = (uint8_t *)profile;
+	z.avail_in = (uInt)len;
+	if (inflateInit2(&z, 15 + 32) != Z_OK) {
+		free(raw);
+		return NULL;
+	}
+	while (ret == Z_OK) {
+		if (n == cap)
+			raw = xrealloc(raw, cap *= 2);
+		z.next_out = raw + n;
+		z.avail_out = (uInt)(cap - n);
+		ret = inflate(&z, Z_NO_FLUSH);
+		n = cap - z.avail_out;
+	}
+	inflateEnd(&z);
+	if (ret == Z_STREAM_END)
+		p = perftools__profiles__profile__unpack(NULL, n, raw);
+	free(raw);
+	return p;
+}
+
+/*
+ * Parca keeps no sample labels (pkg/normalizer/normalizer.go: their keys
+ * become columns, their values are never written): a part's samples share
+ * their string labels (push.c groups them so), and those go with the
+ * series.
+ */
+static void sample_labels(struct pbuf *set, const uint8_t *profile, size_t len)
+{
+	Perftools__Profiles__Profile *p = unpack(profile, len);
+
+	if (!p)
+		return;
+	if (p->n_sample)
+		for (size_t i = 0; i < p->sample[0]->n_label; i++) {
+			const Perftools__Profiles__Label *l = p->sample[0]->label[i];
+
+			if (l->str > 0 && (size_t)l->str < p->n_string_table && l->key > 0 &&
+			    (size_t)l->key < p->n_string_table)
+				label(set, 1, p->string_table[l->key], p->string_table[l->str]);
+		}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 static void parca_body(struct pbuf *b, const struct push_series *s, const uint8_t *profile,
 		       size_t len)
 {
@@ -107,6 +163,7 @@ static void parca_body(struct pbuf *b, const struct push_series *s, const uint8_
 	label(&set, 1, "__name__", PROFILE_NAME);
 	label(&set, 1, "job", s->app);
 	label(&set, 1, "node", s->host);
+	sample_labels(&set, profile, len);
 	pb_message(&series, 1, &set);
 	pb_bytes(&sample, 1, profile, len);
 	pb_message(&series, 2, &sample);

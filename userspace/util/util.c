@@ -404,12 +404,19 @@ char *boot_id(void)
 	return boot;
 }
 
+static bool ours(const struct stat *st, mode_t others)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) && !(st->st_mode & others);
+}
+
 bool cache_trusted(const char *path)
 {
-	struct stat st;
+	struct stat st, dir;
 
-	/* Ours only: root's file, in root's directory. */
-	return !stat(path, &st) && st.st_uid == 0 && !(st.st_mode & 077);
+	/* Root's file or our own, in such a directory: a service's user
+	 * trusts what it wrote, root nobody's but root's. */
+	return !stat(path, &st) && !stat(CACHE_DIR, &dir) && ours(&st, 077) && ours(&dir, 022) &&
+	       (st.st_uid == dir.st_uid || dir.st_uid == 0);
 }
 
 int cache_create(struct safe_file *sf, const char *path)

@@ -170,12 +170,14 @@ char *read_all(const char *path, size_t *len, size_t cap);
 
 /*
  * What is read once per boot (kernel symbols, the kernel's structure
- * layout) is kept in CACHE_DIR, a tmpfs directory of root's.
+ * layout) is kept in CACHE_DIR, a tmpfs directory of root's, or the
+ * service's own (its unit's RuntimeDirectory=).
  */
 #define CACHE_DIR "/run/qemu-jitbpf"
 /* This boot's id, or NULL (free it). */
 char *boot_id(void);
-/* Is PATH a cache file of ours: root's, mode 0600? */
+/* Is PATH a cache file we may trust: root's or our own user's, mode 0600,
+ * in a directory of root's or ours that nobody else may write? */
 bool cache_trusted(const char *path);
 /* Start writing cache file PATH (safe_file_commit() completes it). */
 int cache_create(struct safe_file *sf, const char *path);
