@@ -74,8 +74,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wire  # noqa: E402
 
-PORT, OUT = int(sys.argv[1]), sys.argv[2]
-AUTH = sys.argv[3] if len(sys.argv) > 3 else None
+OUT = AUTH = None
 
 MiB = 1 << 20
 # pkg/validation/limits.go defaults.
@@ -399,4 +398,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.ThreadingHTTPServer(('127.0.0.1', PORT), Handler).serve_forever()
+if __name__ == '__main__':
+    OUT = sys.argv[2]
+    AUTH = sys.argv[3] if len(sys.argv) > 3 else None
+    http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()
