@@ -201,3 +201,24 @@ for i in range(1500):
 	missing=$(grep -vxFf "$D/kallsyms" "$D/ours") || true
 	[ -z "$missing" ] || fail "not in /proc/kallsyms: $missing"
 }
+
+@test "kernel frames in another tool's BPF programs on the same QEMU (-a elsewhere, an earlier run's links being closed): named, /proc/kallsyms not read again" {
+	local other
+	py=("$Q" /usr/bin/python3 -c 'import json, email, http.client, argparse, decimal, asyncio')
+	ls /run/qemu-jitbpf/kallsyms-* >/dev/null 2>&1 ||
+		"$QEMU_JITBPF" --profile="$D/first.folded" -F 10000 -- "${py[@]}" 2>/dev/null
+	# Its uprobes are on QEMU's file: they run in our QEMU too.
+	"$QEMU_JITBPF" -a -v --qemu "$Q" --perfmap -d 60 >/dev/null 2>"$D/other.err" &
+	other=$!
+	for _ in $(seq 100); do
+		grep -q 'attached to' "$D/other.err" 2>/dev/null && break
+		sleep 0.1
+	done
+	start_bg "$QEMU_JITBPF" -v --profile="$D/p.folded" -F 10000 -- "${py[@]}"
+	wait_bg 60
+	kill -INT "$other"
+	wait "$other" || true
+	[ "$BG_STATUS" = 0 ] || fail "$(cat "$BATS_TEST_TMPDIR/bg.err")"
+	! grep 'reading /proc/kallsyms' "$BATS_TEST_TMPDIR/bg.err" || fail "read /proc/kallsyms"
+	grep -q ';bpf_prog_[0-9a-f]\{16\}_[^;]*_\[k\]' "$D/p.folded" || fail "no BPF frame"
+}
