@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "push/push.h"
+#include "push/spool.h"
 #include "util/util.h"
 
 #include <curl/curl.h>
@@ -17,24 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * A spooled part of an interval: FROM-UNTIL-PART.pb.gz, unix seconds,
- * zero-padded so that names sort as times do (FROM-UNTIL.pb.gz, a whole
- * interval, from before intervals had parts, is read too).
- */
-#define SPOOL_FMT      "%012lld-%012lld-%03u.pb.gz"
-#define SPOOL_NAME     35 /* its length */
-#define SPOOL_NAME_OLD 31
-#define SPOOL_PARTS    1000
-/*
- * A part's bounds: Pyroscope refuses a profile of more than 16 000
- * samples (pkg/validation/limits.go, max_profile_stacktrace_samples;
- * --push-max-samples) or 4 MiB before compression
- * (max_profile_size_bytes), and its rate limiter never lets through more
- * than its burst, 2 MiB, at once (ingestion_burst_size_mb; the profile's
- * size and its labels').
- */
-#define PART_MAX_BYTES (1u << 20)
 /* Waits between tries while the server does not take them, as Alloy's
  * pyroscope.write (write.go: min_backoff_period, max_backoff_period). */
 #define BACKOFF_MIN_MS 500
@@ -55,7 +38,7 @@ struct pusher {
 	pthread_cond_t wake;
 	bool stopping;
 	uint64_t deadline_ms; /* when stopping: give up then */
-	char sending[SPOOL_NAME + 1];
+	char sending[SPOOL_NAME_MAX + 1];
 	uint64_t sent, dropped, rejected, expired, failures;
 	bool down; /* said so; said again when it is back */
 	bool curl;
@@ -117,58 +100,6 @@ static bool curl_load(void)
 static uint64_t now_ms(void)
 {
 	return mono_ns() / 1000000;
-}
-
-/* Whether S is a spooled part's name, and of which interval. */
-static bool spool_name(const char *s, long long *from, long long *until)
-{
-	size_t len = strlen(s);
-	unsigned int part;
-	int n = 0;
-
-	if (len == SPOOL_NAME)
-		return sscanf(s, "%12lld-%12lld-%3u.pb.gz%n", from, until, &part, &n) == 3 &&
-		       n == SPOOL_NAME;
-	return len == SPOOL_NAME_OLD && sscanf(s, "%12lld-%12lld.pb.gz%n", from, until, &n) == 2 &&
-	       n == SPOOL_NAME_OLD;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The spool's parts, oldest first; *N of them (free each, and it). */
-static char **spool_list(struct pusher *p, size_t *n)
-{
-	int fd = openat(p->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	char **v = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	long long a, b;
-
-	*n = 0;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((de = readdir(d)))
-		if (spool_name(de->d_name, &a, &b)) {
-			grow(&v, &cap, *n + 1, sizeof(*v));
-			v[(*n)++] = xstrdup(de->d_name);
-		}
-	closedir(d);
-	sort_array(v, *n, sizeof(*v), cmp_names);
-	return v;
-}
-
-static void free_list(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 static char *read_secret(const char *path)
@@ -489,7 +420,7 @@ static void *sender(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		char why[512], name[SPOOL_NAME + 1];
+		char why[512], name[SPOOL_NAME_MAX + 1];
 		enum push_verdict v;
 		uint64_t wait;
 		long asked;
@@ -499,21 +430,21 @@ static void *sender(void *arg)
 		if (p->stopping && now_ms() >= p->deadline_ms)
 			break;
 		pthread_mutex_unlock(&p->lock);
-		list = spool_list(p, &n);
+		list = spool_list(p->dirfd, &n);
 		pthread_mutex_lock(&p->lock);
 		if (n && expire(p, list, n)) {
-			free_list(list, n);
+			spool_list_free(list, n);
 			continue;
 		}
 		if (!n) {
-			free_list(list, n);
+			spool_list_free(list, n);
 			if (p->stopping)
 				break;
 			nap(p, 1000);
 			continue;
 		}
 		snprintf(name, sizeof(name), "%s", list[0]);
-		free_list(list, n);
+		spool_list_free(list, n);
 		snprintf(p->sending, sizeof(p->sending), "%s", name);
 		pthread_mutex_unlock(&p->lock);
 		v = send_one(p, name, why, sizeof(why), &asked);
@@ -568,109 +499,20 @@ int push_start(struct pusher *p)
 	return 0;
 }
 
-/*
- * Spool stacks [FIRST, FIRST + N) of PROF as parts *PART on: halves of
- * them, and halves again, until each fits the servers' limits.
- */
-static int spool_parts(struct pusher *p, const struct profile *prof, size_t first, size_t n,
-		       time_t from, time_t until, int64_t time_nanos, unsigned int *part)
-{
-	struct profile view = *prof;
-	size_t raw = 0, len = 0;
-	struct pprof_opts o = {.cgroup_root = true, .raw_len = &raw, .time_nanos = time_nanos};
-	char name[SPOOL_NAME + 1], *buf = NULL;
-	struct safe_file sf;
-	FILE *m;
-	int err;
-
-	view.v = prof->v + first;
-	view.n = n;
-	m = open_memstream(&buf, &len);
-	if (!m)
-		return -errno;
-	err = pprof_write_opts(&view, &o, m);
-	if (fclose(m) && !err)
-		err = -EIO;
-	if (!err && n > 1 && (n > p->o.max_samples || raw > PART_MAX_BYTES)) {
-		free(buf);
-		err = spool_parts(p, prof, first, n / 2, from, until, time_nanos, part);
-		if (!err)
-			err = spool_parts(p, prof, first + n / 2, n - n / 2, from, until,
-					  time_nanos, part);
-		return err;
-	}
-	if (!err && *part >= SPOOL_PARTS)
-		err = -E2BIG;
-	if (!err) {
-		snprintf(name, sizeof(name), SPOOL_FMT, (long long)from, (long long)until,
-			 (*part)++);
-		err = safe_file_create_at(&sf, p->dirfd, name, 0600, (uid_t)-1, (gid_t)-1);
-	}
-	if (!err) {
-		if (fwrite(buf, 1, len, sf.f) != len) {
-			safe_file_abort(&sf);
-			err = -EIO;
-		} else {
-			err = safe_file_commit(&sf);
-		}
-	}
-	free(buf);
-	return err;
-}
-
-static int cmp_str(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "");
-}
-
-/* Stacks by the string labels of their samples: QEMU, guest, command. */
-static int cmp_labels(const void *a, const void *b)
-{
-	const struct stack *x = *(struct stack *const *)a, *y = *(struct stack *const *)b;
-	const char *dx = strrchr(x->root, '-'), *dy = strrchr(y->root, '-');
-	size_t nx = dx ? (size_t)(dx - x->root) : strlen(x->root);
-	size_t ny = dy ? (size_t)(dy - y->root) : strlen(y->root);
-	int c = cmp_str(x->labels.qemu, y->labels.qemu);
-
-	if (!c)
-		c = cmp_str(x->labels.arch, y->labels.arch);
-	if (!c)
-		c = strncmp(x->root, y->root, nx < ny ? nx : ny);
-	return c ? c : (nx > ny) - (nx < ny);
-}
-
 int push_interval(struct pusher *p, const struct profile *prof, time_t from, time_t until)
 {
-	/* Parca makes series of a request's labels only: a part for each
-	 * set of sample labels, which the request names. */
-	bool group = p->o.api == PUSH_PARCA && prof->n;
-	struct profile sorted = *prof;
-	/* The parts of an interval are of one time. */
-	int64_t t = profile_time_nanos(prof);
-	unsigned int parts = 0;
-	size_t n, a = 0, b;
+	size_t n;
 	size_t total;
 	char **v;
-	int err = 0;
+	/* Parca makes series of a request's labels only: a part for each
+	 * set of sample labels, which the request names. */
+	int err = spool_interval(p->dirfd, prof, from, until, p->o.max_samples,
+				 p->o.api == PUSH_PARCA);
 
-	if (group) {
-		sorted.v = xmalloc(prof->n * sizeof(*sorted.v));
-		memcpy(sorted.v, prof->v, prof->n * sizeof(*sorted.v));
-		sort_array(sorted.v, prof->n, sizeof(*sorted.v), cmp_labels);
-	}
-	do {
-		b = group ? a + 1 : prof->n;
-		while (group && b < prof->n && !cmp_labels(&sorted.v[a], &sorted.v[b]))
-			b++;
-		err = spool_parts(p, &sorted, a, b - a, from, until, t, &parts);
-		a = b;
-	} while (!err && a < prof->n);
-	if (group)
-		free(sorted.v);
 	if (err)
 		return err;
 	/* A full spool loses its oldest: the newest tell most. */
-	v = spool_list(p, &n);
+	v = spool_list(p->dirfd, &n);
 	total = n;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; n > p->o.spool_max && i < total; i++) {
@@ -686,7 +528,7 @@ int push_interval(struct pusher *p, const struct profile *prof, time_t from, tim
 	}
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
-	free_list(v, total);
+	spool_list_free(v, total);
 	return 0;
 }
 
@@ -704,8 +546,8 @@ void push_close(struct pusher *p, unsigned int timeout_ms)
 		pthread_cond_signal(&p->wake);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
-		kept = spool_list(p, &left);
-		free_list(kept, left);
+		kept = spool_list(p->dirfd, &left);
+		spool_list_free(kept, left);
 		fprintf(stderr,
 			"qemu-jitbpf: push: %" PRIu64
 			" parts sent to %s, %zu waiting in %s, %" PRIu64
