@@ -87,20 +87,7 @@ def validate(p):
 
 
 def write_raw(req):
-    series = []
-    for num, wt, s in wire.fields(req):
-        if num != 2:
-            continue
-        wire.expect(wt, 2, 'Series')
-        labels, samples = [], []
-        for n, w, x in wire.fields(s):
-            if n == 1:
-                wire.expect(w, 2, 'LabelSet')
-                labels += [wire.label_pairs(y, 'Label') for m, _, y in wire.fields(x) if m == 1]
-            elif n == 2:
-                wire.expect(w, 2, 'Samples')
-                samples += [y for m, _, y in wire.fields(x) if m == 1]
-        series.append((labels, samples))
+    series = wire.raw_series(req, 2, True)
     taken = []
     for labels, samples in series:
         ls, name = {}, ''

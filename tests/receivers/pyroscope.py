@@ -328,20 +328,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.headers.get('Content-Encoding') == 'gzip':
             data = wire.gunzip_maybe(data)
         try:
-            req = []
-            for num, wt, s in wire.fields(data):
-                if num != 1:
-                    continue
-                wire.expect(wt, 2, 'Series')
-                labels, samples = [], []
-                for n, w, x in wire.fields(s):
-                    if n == 1:
-                        wire.expect(w, 2, 'Labels')
-                        labels.append(wire.label_pairs(x, 'LabelPair'))
-                    elif n == 2:
-                        wire.expect(w, 2, 'Samples')
-                        samples += [y for m, _, y in wire.fields(x) if m == 1]
-                req.append((labels, samples))
+            req = wire.raw_series(data, 1, False)
         except wire.DecodeError as e:
             return self.connect_error('invalid_argument', f'unmarshal message: {e}')
         if not any(samples for _, samples in req):

@@ -141,3 +141,27 @@ def label_pairs(b, what):
             expect(wt, 2, what)
             d[num] = text(v, what)
     return d.get(1, ''), d.get(2, '')
+
+
+def raw_series(req, field, label_set):
+    """The RawProfileSeries of a push request, FIELD of it, as
+    [(labels, raw profiles)]: Pyroscope's {repeated LabelPair labels = 1;
+    repeated RawSample samples = 2}, or Parca's, whose labels are a
+    LabelSet (LABEL_SET) {repeated Label labels = 1}; RawSample {bytes
+    raw_profile = 1}."""
+    out = []
+    for num, wt, s in fields(req):
+        if num != field:
+            continue
+        expect(wt, 2, 'Series')
+        labels, samples = [], []
+        for n, w, x in fields(s):
+            if n == 1:
+                expect(w, 2, 'Labels')
+                pairs = [y for m, _, y in fields(x) if m == 1] if label_set else [x]
+                labels += [label_pairs(y, 'Label') for y in pairs]
+            elif n == 2:
+                expect(w, 2, 'Samples')
+                samples += [y for m, _, y in fields(x) if m == 1]
+        out.append((labels, samples))
+    return out
