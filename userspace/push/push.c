@@ -142,7 +142,7 @@ static char *escape(const char *s)
 struct pusher *push_open(const struct push_opts *o)
 {
 	struct pusher *p = xcalloc(1, sizeof(*p));
-	char host[256] = "", why[128];
+	char host[256] = "";
 	size_t len = strlen(o->url);
 
 	p->o = *o;
@@ -152,10 +152,6 @@ struct pusher *push_open(const struct push_opts *o)
 	pthread_cond_init(&p->wake, NULL);
 	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
 		pr_err("--push %s: not an http:// or https:// URL", o->url);
-		goto fail;
-	}
-	if (!push_app_valid(o->app, why, sizeof(why))) {
-		pr_err("--push-app '%s': %s", o->app, why);
 		goto fail;
 	}
 	while (len && o->url[len - 1] == '/')
