@@ -398,7 +398,7 @@ bench: tool guests qemu qemu-ref
 	@bench/system.sh
 	@bench/tree.sh
 	@bench/coverage.sh
-	@bench/farm-series.py
+	@bench/fleet-series.py
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -14,7 +14,7 @@ of string labels a series), and counts a series active for 10 minutes
 (pkg/ingester/limiter.go) against 5 000 per tenant.  For comparison, the
 same day with the pid and the cgroup as string labels.
 
-Usage: farm-series.py [HOSTS PROCS CONTAINERS]
+Usage: fleet-series.py [HOSTS PROCS CONTAINERS]
 """
 import os
 import random
