@@ -72,7 +72,9 @@ map_in_busybox() { # MAP
 		read -r lines inbb < <(map_in_busybox "$map")
 		echo "# $a: $named of $total samples in $fns places of busybox; perf map $inbb of $lines" >&3
 		[ "$total" -ge 200 ] || fail "$a: only $total samples"
-		[ $((named * 100)) -ge $((total * 90)) ] || fail "$a: $named of $total samples named"
+		[ $((named * 100)) -ge $((total * 90)) ] ||
+			fail "$a: $named of $total samples named; the tool said: $(tail -n 6 <<<"$output")
+the hottest stacks without a busybox leaf: $(grep -v 'busybox+0x[0-9a-f]* [0-9]*$' "$D/$a/p.folded" | sort -t' ' -k2 -nr | head -n 3)"
 		[ $((inbb * 100)) -ge $((lines * 90)) ] || fail "$a: $inbb of $lines map lines named"
 	done
 }
