@@ -387,12 +387,12 @@ static bool has_id(const __u32 *ids, size_t n, __u32 id)
  */
 static void name_others(const __u32 *ours, size_t nours)
 {
-	__u32 id = 0;
+	struct btf *btf = NULL;
+	__u32 id = 0, btf_id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
-		struct btf *btf = NULL;
 		int fd;
 
 		if (has_id(ours, nours, id))
@@ -400,12 +400,20 @@ static void name_others(const __u32 *ours, size_t nours)
 		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && info.btf_id)
-			btf = btf__load_from_kernel_by_id(info.btf_id);
+		/* An object's programs share its BTF, and come one after another. */
+		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			close(fd);
+			continue;
+		}
+		if (info.btf_id != btf_id) {
+			btf__free(btf);
+			btf_id = info.btf_id;
+			btf = btf_id ? btf__load_from_kernel_by_id(btf_id) : NULL;
+		}
 		name_prog(fd, btf);
-		btf__free(btf);
 		close(fd);
 	}
+	btf__free(btf);
 }
 
 void probes_name_progs(const struct probes *p, const struct sampler *sm)
