@@ -145,8 +145,12 @@ static long send_tbs(__u32 idx, struct tbs_ctx *c)
 	if (len > QJ_TBS_CHUNK)
 		len = QJ_TBS_CHUNK;
 	r->len = len;
-	if (bpf_probe_read_user(r->data, len, (void *)(c->records + off)))
+	/* A part not read leaves its batch incomplete: its TBs are lost,
+	 * and said so. */
+	if (bpf_probe_read_user(r->data, len, (void *)(c->records + off))) {
 		r->len = 0;
+		c->lost = 1;
+	}
 	submit(r);
 	return 0;
 }

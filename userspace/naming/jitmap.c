@@ -243,6 +243,12 @@ void jitmap_tbs(struct jitmap *m, const struct qj_tbs *r, jit_run_fn fn, void *c
 		return;
 	}
 	p = get_partial(m, r->batch);
+	if (!r->len && r->total) {
+		/* A part BPF could not read: the batch is lost (and counted
+		 * there). */
+		put_partial(m, p);
+		return;
+	}
 	p->total = r->total;
 	p->count = r->count;
 	memcpy(p->data + r->off, r->data, r->len);
