@@ -65,7 +65,6 @@ CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 # profiler and coverage, push, engine, main.c on top.
 TOOL_LAYERS := util naming writers profiler coverage push engine
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
-TOOL_HDRS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.h))
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
 TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty
 # The tool itself links elfutils and its compressors statically: each run
@@ -109,26 +108,21 @@ tool: $(TOOL)
 $(LIBBPF_A): scripts/libbpf-build.sh
 	@scripts/libbpf-build.sh
 
-$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/qemu-jitbpf.h bpf/ring.bpf.h bpf/usdt-args.bpf.h \
-		$(LIBBPF_A)
+$(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c $(LIBBPF_A)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -MMD -MP -c $< -o $@
 	llvm-strip -g $@
 
-$(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o
+# The headers the tool's sources include that the build makes.
+SKELS := $(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h
+GEN_HDRS := $(SKELS) $(TOOL_OBJ)/profile.pb-c.h
+
+$(SKELS): $(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp && mv $@.tmp $@
 
 $(TOOL_OBJ)/profile.pb-c.c $(TOOL_OBJ)/profile.pb-c.h: $(PROFILE_PROTO)
 	@mkdir -p $(TOOL_OBJ)
 	cd $(dir $(PROFILE_PROTO)) && protoc-c --c_out=$(CURDIR)/$(TOOL_OBJ) profile.proto
-
-$(TOOL_OBJ)/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
-	$(CC) $(CFLAGS) -I$(TOOL_OBJ) -c $< -o $@
-
-$(TOOL_OBJ)/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
-		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
-	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
 $(TOOL): $(TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
@@ -149,32 +143,33 @@ FUZZ_TOOL_OBJS := $(patsubst userspace/%.c,$(FUZZ_OBJ)/tool/%.o,$(filter-out use
 	$(FUZZ_OBJ)/tool/profile.pb-c.o
 FUZZERS := $(addprefix $(FUZZ_OBJ)/bin/,$(FUZZ_TARGETS))
 
-$(FUZZ_OBJ)/tool/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
+$(FUZZ_OBJ)/bin/%: fuzz/%.c $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 $(FUZZ_SAN) -I$(TOOL_OBJ) -c $< -o $@
-
-$(FUZZ_OBJ)/tool/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
-		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-
-$(FUZZ_OBJ)/bin/%: fuzz/%.c $(wildcard fuzz/*.h) $(FUZZ_TOOL_OBJS) $(LIBBPF_A)
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJS) $(TOOL_LIBS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_TOOL_OBJS) $(TOOL_LIBS)
 
 # The tool under AddressSanitizer and UBSan, for make check-asan.
 ASAN_TOOL := $(BUILD)/asan/bin/qemu-jitbpf
 ASAN_OBJS := $(patsubst $(TOOL_OBJ)/%,$(BUILD)/asan/tool/%,$(TOOL_OBJS))
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-$(BUILD)/asan/tool/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -I$(TOOL_OBJ) -c $< -o $@
+# One compile rule for the tool's objects, built three ways: OBJDIR,
+# compiler, flags for our sources, flags for protoc-c's.  Each object's
+# headers come from the compiler (-MMD); the generated headers must exist
+# before the first compile says it needs them.
+define compile_rules
+$(1)/%.o: userspace/%.c | $(GEN_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) -MMD -MP -c $$< -o $$@
 
-$(BUILD)/asan/tool/%.o: userspace/%.c $(TOOL_HDRS) $(wildcard bpf/*.h) \
-		$(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h $(TOOL_OBJ)/profile.pb-c.h
-	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+$(1)/profile.pb-c.o: $(TOOL_OBJ)/profile.pb-c.c
+	@mkdir -p $$(dir $$@)
+	$(2) $(4) -I$(TOOL_OBJ) -c $$< -o $$@
+endef
+$(eval $(call compile_rules,$(TOOL_OBJ),$(CC),$(TOOL_CFLAGS),$(CFLAGS)))
+$(eval $(call compile_rules,$(FUZZ_OBJ)/tool,$(CLANG),$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,-g -O1 $(FUZZ_SAN)))
+$(eval $(call compile_rules,$(BUILD)/asan/tool,$(CC),$(TOOL_CFLAGS) $(ASAN_FLAGS),$(CFLAGS) $(ASAN_FLAGS)))
+-include $(patsubst %.o,%.d,$(TOOL_OBJS) $(FUZZ_TOOL_OBJS) $(ASAN_OBJS)) \
+	$(TOOL_OBJ)/qemu-jitbpf.bpf.d $(TOOL_OBJ)/sample.bpf.d $(addsuffix .d,$(FUZZERS))
 
 $(ASAN_TOOL): $(ASAN_OBJS) $(LIBBPF_A)
 	@mkdir -p $(dir $@)
