@@ -22,6 +22,7 @@
 
 #include "engine/detach.h"
 #include "engine/engine.h"
+#include "engine/privileges.h"
 #include "engine/target.h"
 #include "coverage/coverage.h"
 #include "coverage/listcache.h"

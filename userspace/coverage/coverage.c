@@ -19,15 +19,13 @@
 
 enum cov_format coverage_format(const char *file)
 {
-	size_t n = strlen(file);
-
-	if (n > 5 && !strcmp(file + n - 5, ".info"))
+	if (before_suffix(file, ".info"))
 		return COV_LCOV;
-	if (n > 4 && !strcmp(file + n - 4, ".xml"))
+	if (before_suffix(file, ".xml"))
 		return COV_COBERTURA;
-	if (n > 6 && !strcmp(file + n - 6, ".drcov"))
+	if (before_suffix(file, ".drcov"))
 		return COV_DRCOV;
-	if (n > 4 && !strcmp(file + n - 4, ".csv"))
+	if (before_suffix(file, ".csv"))
 		return COV_HOT;
 	return COV_BAD;
 }

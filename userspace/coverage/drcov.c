@@ -158,7 +158,7 @@ int drcov_write_files(const struct drcov *d, const struct coverage_opts *o, pid_
 
 		if (coverage_format(f) != COV_DRCOV)
 			continue;
-		path = xasprintf("%.*s.%d.drcov", (int)(strlen(f) - 6), f, (int)pid);
+		path = xasprintf("%.*s.%d.drcov", (int)before_suffix(f, ".drcov"), f, (int)pid);
 		e = write_one(d, path);
 		if (!e)
 			fprintf(stderr, "qemu-jitbpf: coverage: %s: %zu blocks in %zu modules\n",

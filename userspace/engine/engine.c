@@ -7,6 +7,7 @@
  */
 #include "engine/engine.h"
 #include "engine/detach.h"
+#include "engine/privileges.h"
 #include "engine/warmup.h"
 #include "naming/ksyms.h"
 #include "profiler/top.h"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/handshake.h"
+#include "naming/elfnotes.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -3,6 +3,7 @@
 #include "engine/detach.h"
 #include "engine/target.h"
 #include "naming/ksyms.h"
+#include "naming/elfnotes.h"
 #include "profiler/sampler.h"
 #include "util/util.h"
 

@@ -38,17 +38,6 @@ struct target {
 	long maxrss_kib; /* and its peak RSS */
 };
 
-/* What a run needs to be allowed (qemu-jitbpf(8), PRIVILEGES). */
-struct privilege_needs {
-	bool ptrace;  /* QEMUs it did not start: -p, -a */
-	bool perfmap; /* perf maps, owned by QEMU's user */
-	bool jitdump; /* writing QEMU's marker */
-	bool remove;  /* removing files of other users (--keep-exited) */
-};
-/* 0, or -errno with the first capability missing named. */
-int check_privileges(const struct privilege_needs *n);
-/* May we raise a thread's priority (CAP_SYS_NICE)? */
-bool may_raise_priority(void);
 int target_attach(struct target *t, pid_t pid);
 /*
  * -a: what /proc still says of PID (exe, owner), quietly; -errno once it
@@ -86,10 +75,5 @@ int target_exit_code(const struct target *t);
 void target_free(struct target *t);
 /* QEMU's command line, arguments separated by spaces. */
 char *target_cmdline(const struct target *t);
-/* Has BINARY the PROVIDER:NAME USDT probe? */
-bool elf_has_usdt(const char *binary, const char *provider, const char *name);
-/* File offset of the semaphore of PROVIDER:NAME in BINARY, or -ENOENT. */
-int elf_usdt_semaphore(const char *binary, const char *provider, const char *name,
-		       uint64_t *file_off);
 
 #endif

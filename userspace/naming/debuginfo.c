@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "naming/debuginfo.h"
+#include "naming/elfnotes.h"
 #include "naming/symbols.h"
 #include "util/procfile.h"
 #include "util/util.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What an ELF file read is (symbols.c reads it) and the cache that holds
- * the files read (elfcache.c): for naming/ only.
+ * What an ELF file read is (elffile.c opens it, symbols.c reads its symbols) and the cache that
+ * holds the files read (elfcache.c): for naming/ only.
  */
 #ifndef QJ_ELFFILE_H
 #define QJ_ELFFILE_H
@@ -67,5 +67,10 @@ struct elf_file *elf_cache_find(const struct stat *st);
  * caller.  Returns E. */
 struct elf_file *elf_cache_add(struct elf_file *e, const struct stat *st);
 void elf_file_free(struct elf_file *e);
+struct proc_view;
+/* One warning about PATH, a file of V's. */
+void elf_file_warn(const struct proc_view *v, const char *path, const char *what);
+/* Has ELF a .symtab?  (A file without one takes its debug file's.) */
+bool elf_has_symtab(Elf *elf);
 
 #endif

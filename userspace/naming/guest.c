@@ -172,12 +172,12 @@ struct mapped_query {
 static bool mapping_of(const struct map_entry *m, void *ctx)
 {
 	struct mapped_query *q = ctx;
-	size_t n = strlen(m->path), k = strlen(q->path);
+	size_t n = before_suffix(m->path, " (deleted)"), k = strlen(q->path);
 
 	if (q->host < m->start || q->host >= m->end)
 		return false;
-	if (n > 10 && !strcmp(m->path + n - 10, " (deleted)"))
-		n -= 10;
+	if (!n)
+		n = strlen(m->path);
 	if (n >= k && !strncmp(m->path + n - k, q->path, k))
 		q->fd = mapped_open(q->pid, m->start, m->end, O_RDONLY);
 	return true;
@@ -335,9 +335,10 @@ static bool image_at(const struct map_entry *m, void *ctx)
 		return false;
 	if (m->path[0] != '/')
 		return true;
-	len = strlen(m->path);
-	if (len > 10 && !strcmp(m->path + len - 10, " (deleted)"))
-		len -= 10; /* the file itself is still there, through the mapping */
+	/* A deleted file is still there, through the mapping. */
+	len = before_suffix(m->path, " (deleted)");
+	if (!len)
+		len = strlen(m->path);
 	path = xasprintf("%.*s", (int)len, m->path);
 	add_mapping(g, path,
 		    elf_file_open(mapped_open(g->pid, m->start, m->end, O_RDONLY), path, &g->view),

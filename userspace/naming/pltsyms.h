@@ -10,15 +10,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/util.h"
+
 typedef void plt_sym_fn(void *arg, const char *name, uint64_t addr, uint64_t size);
 
 /* The length of the function's name in NAME, a PLT entry's symbol
  * (NAME@plt), or 0 for another symbol's. */
 static inline size_t plt_func_len(const char *name)
 {
-	size_t n = name ? strlen(name) : 0;
-
-	return n > 4 && !strcmp(name + n - 4, "@plt") ? n - 4 : 0;
+	return name ? before_suffix(name, "@plt") : 0;
 }
 
 /* Call FN for each PLT entry of ELF that can be named. */

@@ -31,13 +31,6 @@ struct load_seg {
 struct elf_file;
 typedef struct Elf Elf;
 
-/*
- * Call FN on the descriptor of each note of TYPE whose owner is NAME, until
- * FN returns true; true if one did.
- */
-bool elf_find_note(Elf *elf, const char *name, uint32_t type,
-		   bool (*fn)(const void *desc, size_t size, void *ctx), void *ctx);
-
 struct proc_view;
 /*
  * The ELF file open at FD (taken), which process view V names PATH; NULL

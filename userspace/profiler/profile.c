@@ -309,13 +309,6 @@ const char *frame_label(const struct frame *f, char *buf, size_t size)
 	return buf;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gid, uint64_t *bytes)
 {
 	struct safe_file sf;
@@ -325,9 +318,9 @@ int profile_write(const struct profile *p, const char *path, uid_t uid, gid_t gi
 	err = safe_file_create(&sf, path, 0644, uid, gid);
 	if (err)
 		return err;
-	if (ends_with(path, ".pb.gz"))
+	if (before_suffix(path, ".pb.gz"))
 		err = pprof_write(p, sf.f);
-	else if (ends_with(path, ".svg"))
+	else if (before_suffix(path, ".svg"))
 		err = flamegraph_write(p, sf.f, path_base(path));
 	else
 		err = folded_write(p, sf.f);

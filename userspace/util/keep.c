@@ -104,10 +104,10 @@ const char *keep_str(const struct keep *k, char *buf, size_t len)
 static char *stamped(const char *file, const char *stamp)
 {
 	const char *base = path_base(file), *dot;
-	size_t len = strlen(file);
+	size_t len = before_suffix(file, ".pb.gz");
 
-	if (len > 6 && !strcmp(file + len - 6, ".pb.gz"))
-		dot = file + len - 6;
+	if (len)
+		dot = file + len;
 	else if ((dot = strrchr(base, '.')) == base)
 		dot = NULL;
 	if (!dot)

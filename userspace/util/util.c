@@ -66,10 +66,17 @@ const char *qemu_arch(const char *path, size_t *len)
 		arch = base + 5;
 	else
 		return NULL;
-	*len = strlen(arch);
-	if (*len > 7 && !strcmp(arch + *len - 7, "-static"))
-		*len -= 7;
+	*len = before_suffix(arch, "-static");
+	if (!*len)
+		*len = strlen(arch);
 	return *len ? arch : NULL;
+}
+
+size_t before_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && !strcmp(s + n - m, suffix) ? n - m : 0;
 }
 
 void text_clean(char *s, size_t len)

@@ -42,6 +42,9 @@ static inline bool text_ctl(char c)
 char *xstrdup_clean(const char *s);
 /* The last component of PATH (PATH itself without a slash). */
 const char *path_base(const char *path);
+/* The length of S before SUFFIX, when S ends with SUFFIX after at least
+ * one character of its own; 0 when it does not. */
+size_t before_suffix(const char *s, const char *suffix);
 /*
  * The guest architecture a QEMU binary's name says (qemu-aarch64,
  * qemu-system-riscv64, qemu-arm-static: "aarch64", "riscv64", "arm"), its
