@@ -62,8 +62,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 # userspace/ is grouped by layer (docs/design.md): util, naming, writers,
-# profiler and coverage, push, engine, main.c on top.
-TOOL_LAYERS := util naming writers profiler coverage push engine
+# profiler and coverage, push, engine, cli (the command line), main.c on top.
+TOOL_LAYERS := util naming writers profiler coverage push engine cli
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
 TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty

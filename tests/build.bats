@@ -78,11 +78,12 @@ load helpers
 }
 
 # userspace/ is grouped by layer, lowest first: util, naming, writers and
-# profiler and coverage (side by side), push, engine, main.c (docs/design.md).
+# profiler and coverage (side by side), push, engine, cli, main.c
+# (docs/design/README.md).
 layer() { # FOLDER
 	case $1 in
 	util) echo 0 ;; naming) echo 1 ;; writers | profiler | coverage) echo 2 ;; push) echo 3 ;;
-	engine) echo 4 ;; main) echo 5 ;; *) echo 9 ;;
+	engine) echo 4 ;; cli) echo 5 ;; main) echo 6 ;; *) echo 9 ;;
 	esac
 }
 

@@ -267,6 +267,11 @@ $(grep -v 'pid [0-9]*: ' "$D/bg.err" | tail -n 5)"
 	run timeout 20 "$QEMU_JITBPF" --config="$D/bad.conf"
 	assert_failure
 	assert_output --partial "unrecognized option '--no-such-option'"
+	assert_output --partial "$D/bad.conf:2:"
+	printf 'all\nconfig = %s\n' "$D/bad.conf" >"$D/bad.conf"
+	run timeout 20 "$QEMU_JITBPF" --config="$D/bad.conf"
+	assert_failure 2
+	assert_output --partial "$D/bad.conf:2: unrecognized option '--config'"
 }
 
 @test "--config: the service's options from a file; SIGHUP re-reads it, SIGTERM completes and exits 0" {

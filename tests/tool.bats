@@ -30,6 +30,19 @@ teardown() {
 	! awk 'length > 79' <<<"$output" | grep . || fail "lines past 79 columns"
 }
 
+@test "the man page describes exactly the options --help lists" {
+	local help man
+	# Each option line's names (before its text), as argp prints them.
+	help=$("$QEMU_JITBPF" --help | grep -E '^ +-' | sed -E 's/^ +//; s/  .*//' |
+		grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	# The line after each .TP of the man page names its options.
+	man=$(awk '/^\.TP/ { getline; print }' "$TOP/docs/qemu-jitbpf.8" | sed 's/\\-/-/g' |
+		grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	[ "$(wc -l <<<"$help")" -ge 40 ] || fail "only $(wc -l <<<"$help") options in --help"
+	[ "$help" = "$man" ] || fail "only in --help: $(comm -23 <(echo "$help") <(echo "$man") | xargs)
+only in the man page: $(comm -13 <(echo "$help") <(echo "$man") | xargs)"
+}
+
 @test "neither -p nor a command is a usage error" {
 	run "$QEMU_JITBPF"
 	[ "$status" -ne 0 ]

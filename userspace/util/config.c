@@ -33,12 +33,14 @@ static char *trim(char *line)
 	return line;
 }
 
-bool config_cmdline(struct config_cmdline *c, int *argc, char ***argv)
+bool config_cmdline(struct config_cmdline *c, int *argc, char ***argv,
+		    bool (*known)(const char *name))
 {
 	const char *path = config_path(*argc, *argv);
 	char *line = NULL, **v;
 	size_t cap = 0;
 	int n = 1, lineno = 0;
+	bool bad = false;
 	FILE *f;
 
 	if (!path)
@@ -58,24 +60,34 @@ bool config_cmdline(struct config_cmdline *c, int *argc, char ***argv)
 			continue;
 		if (*t == '-' || (eq && eq == t)) {
 			pr_err("%s:%d: '%s' is not 'option' or 'option = value'", path, lineno, t);
-			fclose(f);
-			free(line);
-			for (int i = 1; i < n; i++)
-				free(v[i]);
-			free(v);
-			return false;
+			bad = true;
+			break;
 		}
-		if (eq) {
+		if (eq)
 			*eq = 0;
-			t = xasprintf("--%s=%s", trim(t), trim(eq + 1));
-		} else {
-			t = xasprintf("--%s", t);
+		if (!known(trim(t))) {
+			pr_err("%s:%d: unrecognized option '--%s' (the keys are the long options "
+			       "of "
+			       "--help, but config)",
+			       path, lineno, trim(t));
+			bad = true;
+			break;
 		}
+		if (eq)
+			t = xasprintf("--%s=%s", trim(t), trim(eq + 1));
+		else
+			t = xasprintf("--%s", t);
 		v = xrealloc(v, (n + *argc + 1) * sizeof(*v));
 		v[n++] = t;
 	}
 	fclose(f);
 	free(line);
+	if (bad) {
+		for (int i = 1; i < n; i++)
+			free(v[i]);
+		free(v);
+		return false;
+	}
 	c->v = v;
 	c->n = n;
 	for (int i = 1; i < *argc; i++)

@@ -20,9 +20,11 @@ struct config_cmdline {
 const char *config_path(int argc, char **argv);
 /*
  * *ARGC and *ARGV with FILE's options first; unchanged without --config.
- * False (said) if FILE cannot be read or is not that.
+ * False (said) if FILE cannot be read, is not that, or sets a name that
+ * KNOWN does not know.
  */
-bool config_cmdline(struct config_cmdline *c, int *argc, char ***argv);
+bool config_cmdline(struct config_cmdline *c, int *argc, char ***argv,
+		    bool (*known)(const char *name));
 void config_free(struct config_cmdline *c);
 
 #endif
