@@ -14,14 +14,17 @@
 #define QJ_ENGINE_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "engine/output.h"
 #include "engine/probes.h"
 #include "engine/retention.h"
 #include "engine/session.h"
 #include "engine/target.h"
+#include "util/pidtab.h"
 #include "coverage/coverage.h"
 #include "profiler/profiler.h"
 #include "push/push.h"
@@ -75,23 +78,27 @@ struct proc {
 	struct target *t; /* &own, or the engine's root */
 	struct session s;
 	const struct binary *bin;
-	struct linkset links; /* a tree: ours in this process */
-	uint64_t attached_ns; /* when they were */
-	char *cmdline;	      /* for uftrace, read while it runs */
-	uint64_t start;	      /* its start time (proc_stat()) */
-	bool own_uft;	      /* -a: its uftrace data are its own */
-	bool asked;	      /* we asked for its handshake */
-	bool given_up;	      /* and it never answered */
-	uint64_t gone_ns;     /* seen gone, its exit record not */
-	struct proc *next;
+	struct linkset links;	 /* a tree: ours in this process */
+	uint64_t attached_ns;	 /* when they were */
+	char *cmdline;		 /* for uftrace, read while it runs */
+	uint64_t start;		 /* its start time (proc_stat()) */
+	bool own_uft;		 /* -a: its uftrace data are its own */
+	bool asked;		 /* we asked for its handshake */
+	bool given_up;		 /* and it never answered */
+	uint64_t gone_ns;	 /* seen gone, its exit record not */
+	struct pidtab_node node; /* in the engine's table, by its pid */
 };
 
-#define PROC_BUCKETS 1024
+static inline struct proc *proc_of(struct pidtab_node *n)
+{
+	return n ? (struct proc *)((char *)n - offsetof(struct proc, node)) : NULL;
+}
 
 struct engine {
 	struct engine_opts *o;
 	volatile sig_atomic_t *exiting;
-	bool tree; /* follow a tree; else every QEMU of the host */
+	const struct scope *scope; /* a tree, or every QEMU of the host */
+	struct warmup *warm;	   /* a tree: the first uprobe, paid early */
 	struct probes probes;
 	struct ring_buffer *rb;
 	struct profiler prof;
@@ -100,14 +107,16 @@ struct engine {
 	struct linkset links;  /* tracepoints; -a: every binary's probes */
 	struct binary **bins;  /* the QEMU binaries seen */
 	size_t nbins, bins_cap;
-	struct proc *procs[PROC_BUCKETS];
-	size_t nprocs;
-	struct target root;   /* a tree: the QEMU the user named */
-	bool root_ended;      /* its files are complete */
-	struct uftrace *uft;  /* a tree: one data directory for all */
-	struct retention ret; /* --keep-exited */
-	struct coverage *cov; /* --coverage: what ran, of every process */
-	char *root_map;	      /* what the summary names */
+	struct pidtab procs; /* the processes followed */
+	/* The outputs asked for, in order, NULL-terminated (output.h). */
+	const struct output *outputs[8];
+	long long uft_records; /* a tree's uftrace records, -1 without */
+	struct target root;    /* a tree: the QEMU the user named */
+	bool root_ended;       /* its files are complete */
+	struct uftrace *uft;   /* a tree: one data directory for all */
+	struct retention ret;  /* --keep-exited */
+	struct coverage *cov;  /* --coverage: what ran, of every process */
+	char *root_map;	       /* what the summary names */
 	char *root_marker;
 	char *root_exe;
 	char *root_cmdline;
@@ -122,9 +131,12 @@ struct engine {
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 
-/* summary.c: what the run did, at its end (uft_records: -1 without
- * uftrace data); -p on a terminal: what came so far, once a second. */
-void engine_summary(struct engine *e, long long uft_records);
+/* Each output of E asked for, in order. */
+#define for_each_output(e, out) for (const struct output *const *out = (e)->outputs; *out; out++)
+
+/* summary.c: what the run did, at its end; -p on a terminal: what came
+ * so far, once a second. */
+void engine_summary(struct engine *e);
 void engine_status_line(struct engine *e);
 
 /* procs.c: the processes followed. */
@@ -136,6 +148,9 @@ struct proc *procs_find(struct engine *e, pid_t pid);
 struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask);
 /* Ask P for its handshake. */
 void procs_ask(struct proc *p);
+/* P's records begin at TS; forked by PARENT's thread TID, if PARENT. */
+void procs_begin(struct engine *e, struct proc *p, const struct proc *parent, uint32_t tid,
+		 uint64_t ts);
 /* A ring buffer record: to the session of its process (ring_buffer_sample_fn). */
 int procs_event(void *ctx, void *data, size_t size);
 /*
@@ -143,6 +158,9 @@ int procs_event(void *ctx, void *data, size_t size);
  * REAP (the ring is drained), whether it is gone without a word.
  */
 void procs_tick(struct engine *e, uint64_t now, bool reap);
+/* P's program has ended (WHY: exit, exec), or we stop: complete its
+ * files and forget it.  GONE: so is the process, and our links into it. */
+void procs_end(struct engine *e, struct proc *p, const char *why, bool gone);
 /* Complete the files of every process, and forget them. */
 void procs_end_all(struct engine *e, const char *why);
 /* Ask every QEMU that counts (--coverage-counts) for its counts so far;
@@ -152,18 +170,5 @@ size_t procs_request_counts(struct engine *e);
 void procs_last_counts(struct engine *e);
 /* Forget every process without writing anything (an error). */
 void procs_free_all(struct engine *e);
-
-/*
- * scope.c: which binaries and processes.  The binary PATH runs (or, if
- * PATH is NULL, process PID runs), if it is a QEMU with our probes; NULL
- * if not.
- */
-const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid);
-/* -a: the binaries to watch, and the QEMUs that run already. */
-int scope_host(struct engine *e);
-int scope_host_attach(struct engine *e);
-void scope_host_running(struct engine *e);
-/* A tree: attach our probes to process P, which runs binary B. */
-int scope_attach(struct engine *e, struct proc *p, const struct binary *b);
 
 #endif

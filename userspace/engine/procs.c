@@ -7,12 +7,9 @@
  * an exit.  One path, proc_end(), completes a process's files.
  */
 #include "coverage/coverage.h"
-#include "coverage/drcov.h"
 #include "engine/engine.h"
+#include "engine/scope.h"
 #include "util/util.h"
-#include "writers/jitdump.h"
-#include "writers/perfmap.h"
-#include "writers/uftrace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,43 +27,15 @@
  * is ended after this long. */
 #define GONE_NS (1000ull * 1000 * 1000)
 
-static struct proc **slot(struct engine *e, pid_t pid)
-{
-	struct proc **pp = &e->procs[(unsigned)pid % PROC_BUCKETS];
-
-	while (*pp && (*pp)->t->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
-}
-
 struct proc *procs_find(struct engine *e, pid_t pid)
 {
-	return *slot(e, pid);
-}
-
-/*
- * -a: uftrace data of PID in DIR/PID, or after an exec of that pid,
- * DIR/PID.1, DIR/PID.2 and so on.
- */
-static struct uftrace *open_uftrace(const char *dir, const struct callfilter *f, pid_t pid)
-{
-	struct uftrace *u;
-	char *path = xasprintf("%s/%d", dir, pid);
-
-	for (int i = 1; !access(path, F_OK); i++) {
-		free(path);
-		path = xasprintf("%s/%d.%d", dir, pid, i);
-	}
-	u = uftrace_open(path, f);
-	free(path);
-	return u;
+	return proc_of(pidtab_find(&e->procs, pid));
 }
 
 struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 {
 	const struct engine_opts *o = e->o;
 	struct proc *p = xcalloc(1, sizeof(*p));
-	struct uftrace *uft = e->uft;
 
 	if (t) {
 		p->t = t;
@@ -74,16 +43,9 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		target_observe(&p->own, pid);
 		p->t = &p->own;
 	}
-	if (o->uftrace && !e->tree) {
-		uft = open_uftrace(o->uftrace, &o->ufilter, pid);
-		p->own_uft = true;
-	}
-	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, uft,
+	session_init(&p->s, p->t, o->perfmap_insn, o->profile, o->jitdump, NULL,
 		     e->cov && o->cov.counts);
-	p->s.cov = e->cov;
-	p->s.cov_opts = &o->cov;
-	if (e->cov && drcov_wanted(&o->cov))
-		p->s.dc = drcov_new();
+	for_each_output(e, out) if ((*out)->proc_new)(*out)->proc_new(e, p);
 	/* Only --keep-exited tells processes of one pid apart. */
 	if (pid > 0 && e->ret.keep.on) {
 		char state;
@@ -97,10 +59,8 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 	p->s.hs.attached_ns = e->attached_ns;
 	if (ask)
 		procs_ask(p);
-	if (e->profiling)
-		p->s.smp = profiler_follow(&e->prof, pid);
-	*slot(e, pid) = p;
-	e->nprocs++;
+	p->node.pid = pid;
+	pidtab_add(&e->procs, &p->node);
 	e->seen++;
 	pr_dbg("pid %d: %s", pid, p->t->exe[0] ? p->t->exe : "(gone)");
 	return p;
@@ -119,12 +79,17 @@ void procs_ask(struct proc *p)
 	p->asked = !handshake_start(&p->s.hs);
 }
 
-static void proc_free(struct proc *p)
+void procs_begin(struct engine *e, struct proc *p, const struct proc *parent, uint32_t tid,
+		 uint64_t ts)
+{
+	for_each_output(e, out) if ((*out)->proc_begin)(*out)->proc_begin(e, p, parent, tid, ts);
+}
+
+static void proc_free(struct engine *e, struct proc *p)
 {
 	struct coverage *cov = p->s.cov;
 
-	if (p->own_uft && p->s.uft)
-		uftrace_discard(p->s.uft);
+	for_each_output(e, out) if ((*out)->proc_free)(*out)->proc_free(e, p);
 	session_free(&p->s);
 	/* Its files may be held by the coverage only now. */
 	if (cov)
@@ -161,140 +126,36 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
-/* --keep-exited: P's marker, as P names it (QEMU makes it by an absolute
- * path, in QEMU's view). */
-static void keep_marker(struct engine *e, struct proc *p, struct kept *k)
-{
-	if (p->s.marker_path[0] == '/')
-		retention_add(&e->ret, k, &p->t->view, p->s.marker_path, false);
-}
-
-/* The jitdump of process P, complete (or dropped, when it has none). */
-static void end_jitdump(struct engine *e, struct proc *p, bool named, bool root, struct kept *k)
-{
-	struct session *s = &p->s;
-	int err;
-
-	/* (A refused marker has had its warning.) */
-	if (!named || s->marker_refused) {
-		jitdump_discard(s->jd);
-		s->jd = NULL;
-		return;
-	}
-	err = jitdump_close(s->jd, &s->bytes);
-	s->jd = NULL;
-	if (!err) {
-		e->jitdumps++;
-		if (root)
-			e->root_marker = xstrdup(s->marker_path);
-		pr_dbg("pid %d: wrote %s", p->t->pid, s->marker_path);
-		if (k)
-			keep_marker(e, p, k);
-		return;
-	}
-	/* A fork's child that never got a marker of its own has none. */
-	if (!root)
-		return;
-	if (err == -ENOENT)
-		pr_err("QEMU (pid %d) never reported a jitdump marker", p->t->pid);
-	else
-		pr_err("writing the jitdump: %s", strerror(-err));
-	e->err = e->err ? e->err : err;
-}
-
-/*
- * perf looks in a containerized process's own /tmp, for the pid it has
- * there, before the host's /tmp/perf-PID.map: write that one too, inside
- * the container's root (a link planted there is replaced, never followed).
- */
-static void container_perfmap(struct engine *e, struct proc *p, struct kept *k)
-{
-	const struct proc_view *v = &p->t->view;
-	int dir = view_open_dir(v, "/tmp");
-	uint64_t bytes = 0;
-	char name[64];
-
-	if (dir < 0) {
-		pr_warn("pid %d: cannot open its /tmp: %s; perf reads /tmp/perf-%d.map", p->t->pid,
-			strerror(-dir), p->t->pid);
-		return;
-	}
-	snprintf(name, sizeof(name), "perf-%d.map", v->nspid);
-	if (!perfmap_write(&p->s.jm.code, dir, name, p->t->uid, p->t->gid, &bytes)) {
-		pr_dbg("pid %d: wrote its /tmp/%s", p->t->pid, name);
-		if (k)
-			retention_add_at(&e->ret, k, dir, name, false);
-	}
-	close(dir);
-}
-
 /*
  * Process P's program has ended (WHY: exit, exec), or we stop: complete
  * its files and forget it.  GONE: the process is, and our links into it
  * can go (not after an exec: they hold for its next program).
  */
-static void proc_end(struct engine *e, struct proc **pp, const char *why, bool gone)
+void procs_end(struct engine *e, struct proc *p, const char *why, bool gone)
 {
-	struct proc *p = *pp;
 	struct session *s = &p->s;
-	const char *exe = s->jm.exe_path ? s->jm.exe_path : p->t->exe;
-	bool root = p->t == &e->root, named;
-	struct kept *k = NULL;
+	struct proc_end pe = {
+		.p = p,
+		.why = why,
+		.exe = s->jm.exe_path ? s->jm.exe_path : p->t->exe,
+		.root = p->t == &e->root,
+	};
 
-	if (root)
+	if (pe.root)
 		root_check(e, s);
-	if (s->smp) {
-		profiler_end(&e->prof, s->smp, &s->jm);
-		s->smp = NULL;
-	}
-	named = !e->nameless && session_named(s, engine_wants_code(e->o));
-	if (!named && !e->nameless) {
+	pe.named = !e->nameless && session_named(s, engine_wants_code(e->o));
+	if (!pe.named && !e->nameless) {
 		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
 		e->unnamed++;
 	}
-	if (named && e->ret.keep.on)
-		k = retention_begin(&e->ret, p->t->pid, p->start, mono_ns());
-	if (named && e->o->perfmap) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->t->pid);
-		if (p->t->view.foreign)
-			container_perfmap(e, p, k);
-		if (!perfmap_write(&s->jm.code, AT_FDCWD, path, p->t->uid, p->t->gid, &s->bytes)) {
-			e->maps++;
-			if (k)
-				retention_add(&e->ret, k, NULL, path, false);
-			if (root)
-				e->root_map = xstrdup(path);
-			pr_dbg("pid %d (%s): wrote %s", p->t->pid, why, path);
-		} else if (root && !e->err) {
-			e->err = -EIO;
-		}
-	}
-	if (s->jd)
-		end_jitdump(e, p, named, root, k);
-	if (s->uft) {
-		uftrace_end(s->uft, p->t->pid, &s->jm.guest, exe);
-		if (p->own_uft) {
-			char *dir = xstrdup(uftrace_dir(s->uft));
-
-			if (named &&
-			    !uftrace_close(s->uft, exe, p->cmdline ? p->cmdline : "", &s->bytes)) {
-				e->uftraces++;
-				if (k)
-					retention_add(&e->ret, k, NULL, dir, true);
-			} else if (!named) {
-				uftrace_discard(s->uft);
-			}
-			free(dir);
-		}
-		s->uft = NULL;
-	}
-	if (k)
-		retention_end(&e->ret, k);
-	if (root) {
+	if (pe.named && e->ret.keep.on)
+		pe.k = retention_begin(&e->ret, p->t->pid, p->start, mono_ns());
+	for_each_output(e, out) if ((*out)->proc_end)(*out)->proc_end(e, &pe);
+	if (pe.k)
+		retention_end(&e->ret, pe.k);
+	if (pe.root) {
 		e->root_ended = true;
-		e->root_exe = xstrdup(exe);
+		e->root_exe = xstrdup(pe.exe);
 		e->root_cmdline = p->cmdline;
 		p->cmdline = NULL;
 	}
@@ -310,16 +171,15 @@ static void proc_end(struct engine *e, struct proc **pp, const char *why, bool g
 	 * the engine's once the files are written (stop()), for releasing
 	 * them forks the detach helper, whose copy of our memory every page
 	 * we write afterwards would fault on (a sixth of W1's end, counted). */
-	if (gone && p->links.n && root && e->nprocs == 1) {
+	if (gone && p->links.n && pe.root && e->procs.n == 1) {
 		for (size_t i = 0; i < p->links.n; i++)
 			linkset_add(&e->links, p->links.v[i]);
 		p->links.n = 0;
 	} else if (gone && p->links.n) {
 		probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &p->links);
 	}
-	*pp = p->next;
-	e->nprocs--;
-	proc_free(p);
+	pidtab_remove(&e->procs, pidtab_slot(&e->procs, p->node.pid));
+	proc_free(e, p);
 }
 
 /* Thread TID of PID forked CHILD at TS. */
@@ -331,83 +191,29 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 	 * child is followed still, and attached if it runs a QEMU. */
 	if (!parent)
 		return;
-	if (procs_find(e, child))
-		proc_end(e, slot(e, child), "pid reused", true);
+	if ((c = procs_find(e, child)))
+		procs_end(e, c, "pid reused", true);
 	c = procs_new(e, child, NULL, false);
 	session_fork(&c->s, &parent->s);
 	e->forks++;
-	if (e->uft)
-		uftrace_fork(e->uft, pid, tid, child, ts);
-	else if (c->s.uft)
-		uftrace_begin(c->s.uft, child, ts);
-	if (e->tree) {
-		/* It waits for us (qemu:jit_fork_wait) until we ask. */
-		if (scope_attach(e, c, parent->bin)) {
-			proc_end(e, slot(e, child), "gone", true);
-			return;
-		}
-		procs_ask(c);
-		pr_dbg("pid %d: forked by %d, attached %.1f ms after the fork", child, pid,
-		       (mono_ns() - ts) / 1e6);
-	} else if (e->o->jitdump) {
-		/* perf honours only a marker the child mapped itself: ask it
-		 * for a handshake, which makes one (and flushes). */
-		procs_ask(c);
-	}
+	procs_begin(e, c, parent, tid, ts);
+	e->scope->forked(e, parent, c, ts);
 }
 
 /* PID runs another program from TS on. */
 static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 {
-	struct proc **pp = slot(e, pid), *p;
-	struct linkset links = {0};
-	const struct binary *had = NULL, *bin;
-	uint64_t attached_ns = 0;
+	struct proc *p = procs_find(e, pid);
+	struct exec_before before = {0};
 
-	if (*pp) {
-		links = (*pp)->links;
-		(*pp)->links = (struct linkset){0};
-		had = (*pp)->bin;
-		attached_ns = (*pp)->attached_ns;
-		proc_end(e, pp, "exec", false);
+	if (p) {
+		before.links = p->links;
+		p->links = (struct linkset){0};
+		before.bin = p->bin;
+		before.attached_ns = p->attached_ns;
+		procs_end(e, p, "exec", false);
 	}
-	/* -a: the new program's QEMU, if any, reports itself. */
-	if (!e->tree)
-		return;
-	bin = scope_binary(e, NULL, pid);
-	if (!bin) {
-		/* Not a QEMU of ours: it stays in the tree, with no link. */
-		if (links.n)
-			probes_release(&e->probes, e->profiling ? e->prof.sm : NULL, &links);
-		free(links.v);
-		free(links.ids);
-		return;
-	}
-	p = procs_new(e, pid, NULL, false);
-	p->links = links;
-	p->attached_ns = attached_ns;
-	if (e->uft)
-		uftrace_begin(e->uft, pid, ts);
-	if (bin != had) {
-		/* Our links into it are for another binary: it runs already. */
-		if (scope_attach(e, p, bin)) {
-			proc_end(e, slot(e, pid), "gone", true);
-			return;
-		}
-		procs_ask(p);
-		pr_dbg("pid %d: exec'd %s, attached %.1f ms after the exec", pid, bin->path,
-		       (mono_ns() - ts) / 1e6);
-		return;
-	}
-	p->bin = bin;
-	/*
-	 * Our links held through the exec, so it reports from its start; but
-	 * not if it exec'd before we had attached to it (a child that did not
-	 * wait for us), and one that inherited QEMU_JIT_ATTACH_WAIT with its
-	 * own pid waits for a request.
-	 */
-	if (ts < attached_ns || (pid == e->root.pid && e->root.launched))
-		procs_ask(p);
+	e->scope->execd(e, pid, &before, ts);
 }
 
 int procs_event(void *ctx, void *data, size_t size)
@@ -415,7 +221,7 @@ int procs_event(void *ctx, void *data, size_t size)
 	struct engine *e = ctx;
 	const struct qj_hdr *h = data;
 	const struct qj_fork *f = data;
-	struct proc **pp;
+	struct proc *p;
 
 	if (size < sizeof(*h))
 		return 0;
@@ -432,35 +238,34 @@ int procs_event(void *ctx, void *data, size_t size)
 	case QJ_EV_EXIT:
 		if (h->pid == (uint32_t)e->root.pid)
 			e->root.ended = true;
-		pp = slot(e, h->pid);
-		if (*pp)
-			proc_end(e, pp, "exit", true);
+		p = procs_find(e, h->pid);
+		if (p)
+			procs_end(e, p, "exit", true);
 		return 0;
 	}
 	/* (A QEMU our pid namespace cannot see: -a in a container.) */
 	if (!h->pid)
 		return 0;
-	pp = slot(e, h->pid);
-	if (!*pp) {
+	p = procs_find(e, h->pid);
+	if (!p) {
 		/* -a: a QEMU that started after us; its early handshake comes
 		 * first.  A tree knows its processes. */
-		if (e->tree)
+		if (!e->scope->adopts)
 			return 0;
-		procs_new(e, h->pid, NULL, false);
-		if ((*pp)->s.uft)
-			uftrace_begin((*pp)->s.uft, h->pid, h->ts);
+		p = procs_new(e, h->pid, NULL, false);
+		procs_begin(e, p, NULL, 0, h->ts);
 	}
-	session_event(&(*pp)->s, data, size);
+	session_event(&p->s, data, size);
 	return 0;
 }
 
 void procs_tick(struct engine *e, uint64_t now, bool reap)
 {
-	for (size_t b = 0; b < PROC_BUCKETS; b++) {
-		struct proc **pp = &e->procs[b];
+	for (size_t b = 0; b < PIDTAB_BUCKETS; b++) {
+		struct pidtab_node **pp = &e->procs.b[b];
 
 		while (*pp) {
-			struct proc *p = *pp;
+			struct proc *p = proc_of(*pp);
 
 			if (p->asked && !p->given_up && p->t != &e->root &&
 			    handshake_poll(&p->s.hs, now)) {
@@ -476,32 +281,27 @@ void procs_tick(struct engine *e, uint64_t now, bool reap)
 				if (!p->gone_ns) {
 					p->gone_ns = now;
 				} else if (now - p->gone_ns >= GONE_NS) {
-					proc_end(e, pp, "gone", true);
+					procs_end(e, p, "gone", true);
 					continue;
 				}
 			}
-			pp = &p->next;
+			pp = &p->node.next;
 		}
 	}
 }
 
 void procs_end_all(struct engine *e, const char *why)
 {
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		while (e->procs[b])
-			proc_end(e, &e->procs[b], why, false);
+	for (size_t b = 0; b < PIDTAB_BUCKETS; b++)
+		while (e->procs.b[b])
+			procs_end(e, proc_of(e->procs.b[b]), why, false);
 }
 
 void procs_free_all(struct engine *e)
 {
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		while (e->procs[b]) {
-			struct proc *p = e->procs[b];
-
-			e->procs[b] = p->next;
-			proc_free(p);
-		}
-	e->nprocs = 0;
+	for (size_t b = 0; b < PIDTAB_BUCKETS; b++)
+		while (e->procs.b[b])
+			proc_free(e, proc_of(pidtab_remove(&e->procs, &e->procs.b[b])));
 }
 
 /* Ask every QEMU that counts for its counts so far; how many were asked. */
@@ -509,10 +309,13 @@ size_t procs_request_counts(struct engine *e)
 {
 	size_t asked = 0;
 
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		for (struct proc *p = e->procs[b]; p; p = p->next)
-			if (p->s.cnt && tb_counts_request(p->s.cnt, p->s.mem_fd))
-				asked++;
+	pidtab_for_each(&e->procs, n)
+	{
+		struct proc *p = proc_of(n);
+
+		if (p->s.cnt && tb_counts_request(p->s.cnt, p->s.mem_fd))
+			asked++;
+	}
 	return asked;
 }
 
@@ -530,9 +333,12 @@ void procs_last_counts(struct engine *e)
 		usleep(10000);
 		ring_buffer__consume(e->rb);
 		waiting = false;
-		for (size_t b = 0; b < PROC_BUCKETS; b++)
-			for (struct proc *p = e->procs[b]; p; p = p->next)
-				waiting |= p->s.cnt && p->s.cnt->answered < p->s.cnt->requested;
+		pidtab_for_each(&e->procs, n)
+		{
+			struct proc *p = proc_of(n);
+
+			waiting |= p->s.cnt && p->s.cnt->answered < p->s.cnt->requested;
+		}
 	}
 	if (waiting)
 		pr_warn("QEMU did not hand over its last counts: they are those of up to a second "

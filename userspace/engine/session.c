@@ -12,6 +12,25 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/*
+ * Where we tell QEMU how far we have read its calls (and ask for its
+ * counts).  Opened now, while the pid is surely this process's: the file
+ * stays bound to its memory (an exec ends it).
+ */
+static void open_mem(struct session *s)
+{
+	pid_t pid = s->target->pid;
+	char path[32];
+
+	if (pid <= 0 || s->mem_fd >= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	s->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (s->mem_fd < 0)
+		pr_dbg("pid %d: cannot open %s (%s): QEMU will not know how far we read its calls",
+		       (int)pid, path, strerror(errno));
+}
+
 void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
 		  bool jitdump, struct uftrace *uft, bool counts)
 {
@@ -27,20 +46,15 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 		s->cnt = xcalloc(1, sizeof(*s->cnt));
 		s->cnt->pid = t->pid;
 	}
-	if (t->pid > 0 && (uft || counts)) {
-		/* Where we tell QEMU how far we have read its calls (and ask
-		 * for its counts).  Opened
-		 * now, while the pid is surely this process's: the file stays
-		 * bound to its memory (an exec ends it). */
-		char path[32];
+	if (uft || counts)
+		open_mem(s);
+}
 
-		snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
-		s->mem_fd = open(path, O_RDWR | O_CLOEXEC);
-		if (s->mem_fd < 0)
-			pr_dbg("pid %d: cannot open %s (%s): QEMU will not know how far we "
-			       "read its calls",
-			       (int)t->pid, path, strerror(errno));
-	}
+void session_set_uftrace(struct session *s, struct uftrace *u)
+{
+	s->uft = u;
+	if (u)
+		open_mem(s);
 }
 
 /*

@@ -52,6 +52,8 @@ struct session {
 /* COUNTS: --coverage-counts. */
 void session_init(struct session *s, struct target *t, bool perfmap_insn, bool keep_insns,
 		  bool jitdump, struct uftrace *uft, bool counts);
+/* Its calls go to U from now on (and QEMU hears how far we read them). */
+void session_set_uftrace(struct session *s, struct uftrace *u);
 /* One record of the ring buffer, of this process. */
 void session_event(struct session *s, const void *data, size_t size);
 /* Tell QEMU how far we have read its calls, if further than we said. */

@@ -13,11 +13,11 @@ static uint64_t tbs_so_far(struct engine *e, uint64_t *flushes)
 	uint64_t tbs = e->tbs;
 
 	*flushes = e->flushes;
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		for (struct proc *p = e->procs[b]; p; p = p->next) {
-			tbs += p->s.jm.tbs;
-			*flushes += p->s.jm.flushes;
-		}
+	pidtab_for_each(&e->procs, n)
+	{
+		tbs += proc_of(n)->s.jm.tbs;
+		*flushes += proc_of(n)->s.jm.flushes;
+	}
 	return tbs;
 }
 
@@ -29,7 +29,7 @@ void engine_status_line(struct engine *e)
 		e->root.pid, tbs, flushes, probes_lost(&e->probes));
 }
 
-void engine_summary(struct engine *e, long long uft_records)
+void engine_summary(struct engine *e)
 {
 	const struct engine_opts *o = e->o;
 	char lost[64] = "", keep[48];
@@ -89,9 +89,9 @@ void engine_summary(struct engine *e, long long uft_records)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
 	if (e->root_marker)
 		fprintf(stderr, "qemu-jitbpf: jitdump: %s\n", e->root_marker);
-	if (uft_records >= 0)
+	if (e->uft_records >= 0)
 		fprintf(stderr, "qemu-jitbpf: uftrace: %s (%lld records)\n", o->uftrace,
-			uft_records);
+			e->uft_records);
 	for (int i = 0; e->profiling && !e->nameless && i < o->prof.nfiles; i++)
 		fprintf(stderr, "qemu-jitbpf: profile: %s\n", o->prof.files[i]);
 }
