@@ -61,7 +61,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 # BPF_USDT() declares a ctx parameter that programs need not use.
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-# userspace/ is grouped by layer (docs/design.md): util, naming, writers,
+# userspace/ is grouped by layer (docs/design/README.md): util, naming, writers,
 # profiler and coverage, push, engine, cli (the command line), main.c on top.
 TOOL_LAYERS := util naming writers profiler coverage push engine cli
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
@@ -69,7 +69,7 @@ TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/
 TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty
 # The tool itself links elfutils and its compressors statically: each run
 # starts without loading six libraries (0.65 ms of a launched run's start,
-# and again for the detach helper it execs; docs/design.md).
+# and again for the detach helper it execs; docs/design/engine.md, "Starting").
 TOOL_LINK := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -ldeflate -lz -llzma -lbz2 -lprotobuf-c \
 	-liberty -Wl,-Bdynamic -lpthread
 # pprof's message types, from Debian's copy of the upstream profile.proto.
@@ -367,7 +367,7 @@ test: tool guests tests fuzzers
 
 # The QEMUs, the tool, the guests and the fuzzers are built side by side:
 # a cold run's downloads and single-threaded steps then overlap others'
-# compiling (docs/design.md, "CI's time").
+# compiling (docs/design/build-and-tests.md, "CI's time").
 check: deps
 	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers
 	@$(MAKE) --no-print-directory test
@@ -408,9 +408,9 @@ demo:
 BPFTRACE_TOOLS := qemu-jit-events qemu-tbstat
 TOOLS_DIR := $(PREFIX)/share/qemu-jitbpf/tools
 
-# The service (service/): what it may do, and nothing more (docs/design.md,
-# "Least privilege"; tests/production.bats runs the suite's scenarios with
-# the set the installed unit names).
+# The service (service/): what it may do, and nothing more
+# (docs/design/production.md, "Least privilege"; tests/production.bats runs
+# the suite's scenarios with the set the installed unit names).
 SERVICE_CAPS := CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_CHECKPOINT_RESTORE CAP_CHOWN CAP_FOWNER
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
 UNITDIR ?= $(PREFIX)/lib/systemd/system

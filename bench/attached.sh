@@ -11,7 +11,7 @@
 # CPU time of QEMU itself (from wait4), against plain QEMU's, and with the
 # tool's own CPU time (its -v summary) added.  Runs are
 # interleaved, and each starts when the previous qemu-jitbpf has finished
-# detaching (docs/design.md, "Stopping").  Figures are medians of ROUNDS;
+# detaching (docs/design/engine.md, "Stopping").  Figures are medians of ROUNDS;
 # ratios are to plain.  Events lost by qemu-jitbpf are summed over its runs.
 set -euo pipefail
 

@@ -45,7 +45,7 @@ median_ci() {
 }
 
 # Wait until no qemu-jitbpf is left detaching from an earlier run: it would
-# slow the next run's attach (docs/design.md, "Stopping").
+# slow the next run's attach (docs/design/engine.md, "Stopping").
 settle() {
 	while pgrep -x qemu-jitbpf >/dev/null; do sleep 0.05; done
 }

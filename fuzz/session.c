@@ -23,6 +23,7 @@
 #include "fuzz.h"
 #include "outputs.h"
 #include "engine/engine.h"
+#include "engine/scope.h"
 #include "engine/session.h"
 #include "naming/symbols.h"
 #include "profiler/profile.h"
@@ -418,24 +419,23 @@ static void run_procs(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		.uftrace = opt & OPT_UFTRACE ? (opt & OPT_TREE ? udir : uall) : NULL,
 		.profile = opt & OPT_PROFILE,
 	};
-	struct engine e = {.o = &o, .tree = opt & OPT_TREE};
+	struct engine e = {
+		.o = &o,
+		.scope = opt & OPT_TREE ? &scope_tree : &scope_host,
+		.uft_records = -1,
+	};
+	bool tree = opt & OPT_TREE;
 	uint64_t bytes = 0;
 	uint8_t *r;
 	size_t size;
 
 	if (opt & OPT_FILTER)
 		o.ufilter = more & MORE_TIME ? time_filter : filter;
-	if (o.uftrace && !e.tree)
-		mkdir(uall, 0755);
-	if (e.tree) {
-		struct proc *p;
-
+	/* A tree's uftrace directory, or -a's directory of them. */
+	engine_begin_outputs(&e);
+	if (tree) {
 		e.root = self;
-		if (o.uftrace)
-			e.uft = uftrace_open(o.uftrace, &o.ufilter);
-		p = procs_new(&e, self.pid, &e.root, false);
-		if (p->s.uft)
-			uftrace_begin(p->s.uft, self.pid, 1);
+		procs_begin(&e, procs_new(&e, self.pid, &e.root, false), NULL, 0, 1);
 	}
 	while ((r = next_record(in, &size))) {
 		const struct qj_hdr *h = (const struct qj_hdr *)r;
@@ -443,7 +443,7 @@ static void run_procs(struct fuzz_in *in, uint8_t opt, uint8_t more)
 		if (is_tick(r, size))
 			procs_tick(&e, h->ts, h->tid & 1);
 		/* A tree attaches to a child (BPF): not here. */
-		else if (!(e.tree && size >= sizeof(*h) && h->type == QJ_EV_FORK))
+		else if (!(tree && size >= sizeof(*h) && h->type == QJ_EV_FORK))
 			procs_event(&e, r, size);
 		free(r);
 	}
@@ -453,6 +453,7 @@ static void run_procs(struct fuzz_in *in, uint8_t opt, uint8_t more)
 	else if (e.uft)
 		uftrace_close(e.uft, e.root_exe ? e.root_exe : self.exe,
 			      e.root_cmdline ? e.root_cmdline : self.exe, &bytes);
+	e.uft = NULL;
 	procs_free_all(&e);
 	for (size_t i = 0; i < e.nbins; i++) {
 		binary_free(e.bins[i]);

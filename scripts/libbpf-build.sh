@@ -2,9 +2,10 @@
 # Build a private, static libbpf newer than Debian 12's 1.1: from 1.3 on,
 # libbpf attaches USDT probes through multi-uprobe links (one link and one
 # RCU grace period per program, rather than one per probe site), which is
-# what keeps attach and detach cheap (docs/design.md).  The source comes
-# from Debian's archive through a private apt configuration; the result
-# is cached, keyed by version, and copied to build/libbpf:
+# what keeps attach and detach cheap (docs/design/engine.md, "Stopping").
+# The source comes from Debian's archive through a private apt
+# configuration; the result is cached, keyed by version, and copied to
+# build/libbpf:
 #   build/libbpf/include/{bpf,linux}/...   build/libbpf/lib/libbpf.a
 set -euo pipefail
 

@@ -52,7 +52,8 @@ die() { log "error: $*"; exit 1; }
 # scripts/qemu-devices),
 # and the firmware from Debian's seabios and qemu-system-data packages,
 # found without -L.  7.2 stays linux-user only: a second pair of system
-# emulators would add ~10 min to a cold CI run (docs/design.md).
+# emulators would add ~10 min to a cold CI run (docs/design/system-mode.md,
+# "Build").
 SYSTEM_TARGETS="x86_64-softmmu,aarch64-softmmu"
 SYSTEM_FLAGS="--without-default-devices --with-devices-x86_64=jitbpf
 	--with-devices-aarch64=jitbpf

@@ -104,6 +104,15 @@ layer() { # FOLDER
 	[ -z "$bad" ] || fail "$bad"
 }
 
+@test "the layer map of docs/design/README.md names every source file of userspace/" {
+	local f missing=
+	for f in "$TOP"/userspace/*/*.c; do
+		grep -qF "\`$(basename "$f")\`" "$TOP/docs/design/README.md" ||
+			missing="$missing ${f#"$TOP"/}"
+	done
+	[ -z "$missing" ] || fail "not in the layer map of docs/design/README.md:$missing"
+}
+
 @test "main() only parses: at most 120 lines; no userspace file above 700" {
 	local n f
 	n=$(awk '/^int main\(/ { s = NR } s && /^}/ { print NR - s + 1; exit }' "$TOP/userspace/main.c")

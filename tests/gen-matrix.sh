@@ -5,7 +5,7 @@
 # other pairs leave out the tests marked "# matrix: primary pairs only":
 # those that exercise no code of their own per guest architecture (the
 # handshake, the probes' arguments, bpftrace, the tool's filters), which
-# the primary pairs cover (docs/design.md, "Tests").
+# the primary pairs cover (docs/design/build-and-tests.md, "Tests").
 set -eu
 out=$1 pairs=$2 primary=${3:-$2}
 src=$(cd "$(dirname "$0")" && pwd)

@@ -374,8 +374,7 @@ static const struct output *const engine_outputs[] = {
 	&output_profile, &output_perfmap, &output_jitdump, &output_coverage, &output_uftrace,
 };
 
-/* The outputs asked for, begun. */
-static int begin_outputs(struct engine *e)
+int engine_begin_outputs(struct engine *e)
 {
 	size_t n = 0;
 	int err = 0;
@@ -401,7 +400,7 @@ int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting)
 
 	libbpf_set_print(libbpf_print_fn);
 	retention_init(&e.ret, &o->keep_exited);
-	err = begin_outputs(&e);
+	err = engine_begin_outputs(&e);
 	if (!err && o->push.url && !(e.pusher = push_open(&o->push)))
 		err = -EINVAL;
 	if (err)

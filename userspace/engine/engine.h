@@ -131,6 +131,8 @@ struct engine {
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 
+/* The outputs E's options ask for, begun (output.h): 0 or -errno, said. */
+int engine_begin_outputs(struct engine *e);
 /* Each output of E asked for, in order. */
 #define for_each_output(e, out) for (const struct output *const *out = (e)->outputs; *out; out++)
 

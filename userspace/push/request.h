@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The requests of the fleet stores' ingest APIs, and what their answers
- * mean (docs/design.md, "Pushing profiles"):
+ * mean (docs/design/production.md, "Pushing profiles"):
  *
  *   pyroscope         Grafana Pyroscope's connect API (Alloy's
  *                     pyroscope.write): POST /push.v1.PusherService/Push,
