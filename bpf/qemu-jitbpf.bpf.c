@@ -535,6 +535,7 @@ int BPF_USDT(jit_calls_wait, __u64 unread, __u64 seq, __u64 sync)
  * up at every start.
  */
 const volatile __u32 task_pid_off, task_tgid_off, task_signal_off, signal_live_off;
+const volatile __u32 signal_runtime_off, task_runtime_off, task_start_off, task_leader_off;
 
 /*
  * A fork, exec or exit of a followed process.  In a followed tree, user
@@ -551,6 +552,31 @@ static __always_inline void task_event(__u32 type, __u32 pid, __u32 child)
 	r->hdr.pid = pid;
 	r->child = child;
 	r->pad = 0;
+	qj_submit(&events, r, wake_bytes, follow_tree);
+}
+
+/*
+ * Process PID execs, or its last thread exits (TYPE): its CPU time so far
+ * is what the threads released before this one left in its signal_struct,
+ * this one's, and a group leader's that exited first and waits to be
+ * reaped (after an exec, the others are gone into the signal_struct).
+ */
+static __always_inline void cpu_event(__u32 type, __u32 pid)
+{
+	__u64 task = bpf_get_current_task(), leader = 0, signal = 0;
+	struct qj_exit *r = reserve(sizeof(*r));
+
+	if (!r)
+		return;
+	fill_hdr(&r->hdr, type, bpf_ktime_get_ns());
+	bpf_probe_read_kernel(&signal, sizeof(signal), (void *)(task + task_signal_off));
+	r->hdr.pid = pid;
+	bpf_probe_read_kernel(&leader, sizeof(leader), (void *)(task + task_leader_off));
+	r->cpu_ns = (signal ? kernel_u64(signal + signal_runtime_off) : 0) +
+		    kernel_u64(task + task_runtime_off);
+	if (leader && leader != task)
+		r->cpu_ns += kernel_u64(leader + task_runtime_off);
+	r->start_ns = leader ? kernel_u64(leader + task_start_off) : 0;
 	qj_submit(&events, r, wake_bytes, follow_tree);
 }
 
@@ -600,7 +626,7 @@ int qemu_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (follow_tree ? !followed(pid) : !!bpf_map_delete_elem(&procs, &pid))
 		return 0;
 	bpf_map_delete_elem(&procs, &pid);
-	task_event(QJ_EV_EXEC, pid, 0);
+	cpu_event(QJ_EV_EXEC, pid);
 	return 0;
 }
 
@@ -645,7 +671,7 @@ int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (bpf_map_delete_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid))
 		return 0;
 	bpf_map_delete_elem(&procs, &pid);
-	task_event(QJ_EV_EXIT, pid, 0);
+	cpu_event(QJ_EV_EXIT, pid);
 	return 0;
 }
 

@@ -61,8 +61,8 @@ enum qj_event_type {
 	QJ_EV_CALLS,	  /* struct qj_calls: guest calls and returns */
 	QJ_EV_SAMPLE,	  /* struct qj_sample (profile.h): a profiler sample */
 	QJ_EV_FORK,	  /* struct qj_fork: a traced QEMU forked (-a) */
-	QJ_EV_EXEC,	  /* struct qj_hdr: a traced QEMU exec'd another program (-a) */
-	QJ_EV_EXIT,	  /* struct qj_hdr: a traced QEMU's last thread exited (-a) */
+	QJ_EV_EXEC,	  /* struct qj_exit: a traced QEMU exec'd another program */
+	QJ_EV_EXIT,	  /* struct qj_exit: a traced QEMU's last thread exited */
 	QJ_EV_LOADED_ELF, /* struct qj_image: ELF file loaded by a system-mode QEMU */
 	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
 	QJ_EV_MMAP,	  /* struct qj_image: code the guest mapped from a file; bias holds
@@ -238,6 +238,14 @@ struct qj_fork {
 	struct qj_hdr hdr;
 	__u32 child;
 	__u32 pad;
+};
+
+/* A followed process exec'd, or its last thread exited: the process's CPU
+ * time so far, all its threads' (the scheduler's), and when it started. */
+struct qj_exit {
+	struct qj_hdr hdr;
+	__u64 cpu_ns;	/* 0: unknown */
+	__u64 start_ns; /* CLOCK_MONOTONIC, as hdr.ts; 0: unknown */
 };
 
 #endif /* QEMU_JITBPF_H */

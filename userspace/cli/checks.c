@@ -21,8 +21,14 @@
 static int check_paths(const char *what, const char **files, int n)
 {
 	for (int i = 0; i < n; i++) {
-		char *dir = xstrdup(files[i]), *slash = strrchr(dir, '/');
+		char *dir, *slash;
 		int err;
+
+		/* (A report's "-" is stderr.) */
+		if (!strcmp(files[i], "-"))
+			continue;
+		dir = xstrdup(files[i]);
+		slash = strrchr(dir, '/');
 
 		if (slash)
 			*slash = 0;
@@ -71,7 +77,8 @@ int check_input(const struct engine_opts *o)
 		return -EINVAL;
 	}
 	if (check_paths("profile", o->prof.files, o->prof.nfiles) ||
-	    check_paths("coverage", o->cov.files, o->cov.nfiles))
+	    check_paths("coverage", o->cov.files, o->cov.nfiles) ||
+	    check_paths("report", o->reports, o->nreports))
 		return -EINVAL;
 	if (o->cov.cache_dir && listcache_check(o->cov.cache_dir))
 		return -EINVAL;

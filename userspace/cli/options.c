@@ -87,6 +87,7 @@ enum {
 	OPT_PUSH_API,
 	OPT_PUSH_MAX_AGE,
 	OPT_PUSH_MAX_SAMPLES,
+	OPT_REPORT,
 };
 
 /* How an option's argument is read. */
@@ -206,6 +207,12 @@ static const struct opt table[] = {
 	 "With --interval, keep at most COUNT files or AGE (30m, 12h, 7d; both: 7d,1000) of each "
 	 "--profile, oldest removed first; 'all' keeps every one (default 7d,1000)",
 	 K_FN, .fn = read_keep_profiles, .needs = {OPT_INTERVAL}},
+	{"report", OPT_REPORT, "FILE", OPTION_ARG_OPTIONAL,
+	 "What each emulated command cost: its command line, parent, wall and CPU time, that CPU "
+	 "split into the guest's code, translation, block lookup, helpers, the kernel and QEMU, "
+	 "its code; by program and by subtree. Into FILE: .json, else a table (default: the "
+	 "table on stderr at the end); repeatable",
+	 K_FN, .fn = read_report},
 	/* Coverage. */
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov tracefile, "
@@ -524,5 +531,6 @@ void options_free(struct engine_opts *o)
 	free(o->prof.files);
 	free(o->cov.files);
 	free(o->cov.px);
+	free(o->reports);
 	callfilter_free(&o->ufilter);
 }

@@ -192,6 +192,17 @@ bool read_push_max_age(struct engine_opts *o, char *arg, char *why, size_t len)
 	return true;
 }
 
+bool read_report(struct engine_opts *o, char *arg, char *why, size_t len)
+{
+	(void)why, (void)len;
+	/* Its CPU split comes from samples. */
+	o->report = o->profile = true;
+	o->reports = xrealloc(o->reports, (o->nreports + 1) * sizeof(char *));
+	/* (Without FILE: "-", the table on stderr.) */
+	o->reports[o->nreports++] = arg ? arg : "-";
+	return true;
+}
+
 bool read_top(struct engine_opts *o, char *arg, char *why, size_t len)
 {
 	(void)arg, (void)why, (void)len;

@@ -371,7 +371,8 @@ static void free_all(struct engine *e)
 
 /* What a run writes, in the order its hooks are called. */
 static const struct output *const engine_outputs[] = {
-	&output_profile, &output_perfmap, &output_jitdump, &output_coverage, &output_uftrace,
+	&output_report,	 &output_profile,  &output_perfmap,
+	&output_jitdump, &output_coverage, &output_uftrace,
 };
 
 int engine_begin_outputs(struct engine *e)

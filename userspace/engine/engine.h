@@ -27,6 +27,7 @@
 #include "util/pidtab.h"
 #include "coverage/coverage.h"
 #include "profiler/profiler.h"
+#include "profiler/report.h"
 #include "push/push.h"
 #include "writers/callfilter.h"
 #include "writers/uftrace.h"
@@ -57,6 +58,10 @@ struct engine_opts {
 	struct profiler_opts prof;
 	struct push_opts push; /* --push, if push.url */
 	struct coverage_opts cov;
+	/* --report: FILEs (.json, else text); with none given, text on stderr. */
+	const char **reports;
+	int nreports;
+	bool report;
 };
 
 /* Do the outputs need translated code (the prologue, TB reports)? */
@@ -78,14 +83,20 @@ struct proc {
 	struct target *t; /* &own, or the engine's root */
 	struct session s;
 	const struct binary *bin;
-	struct linkset links;	 /* a tree: ours in this process */
-	uint64_t attached_ns;	 /* when they were */
-	char *cmdline;		 /* for uftrace, read while it runs */
-	uint64_t start;		 /* its start time (proc_stat()) */
-	bool own_uft;		 /* -a: its uftrace data are its own */
-	bool asked;		 /* we asked for its handshake */
-	bool given_up;		 /* and it never answered */
-	uint64_t gone_ns;	 /* seen gone, its exit record not */
+	struct linkset links; /* a tree: ours in this process */
+	uint64_t attached_ns; /* when they were */
+	char *cmdline;	      /* for uftrace, read while it runs */
+	uint64_t start;	      /* its start time (proc_stat()) */
+	bool own_uft;	      /* -a: its uftrace data are its own */
+	bool asked;	      /* we asked for its handshake */
+	bool given_up;	      /* and it never answered */
+	uint64_t gone_ns;     /* seen gone, its exit record not */
+	/* Its exit or exec record: the CPU time of its threads by then, its
+	 * start (CLOCK_MONOTONIC); cpu_ns 0: none came. */
+	uint64_t cpu_ns, start_ns, end_ns;
+	uint64_t cpu_base_ns;	 /* the CPU time when this program began (exec) */
+	struct report_proc *row; /* --report: its row */
+	bool after_exec;	 /* its program came by an exec */
 	struct pidtab_node node; /* in the engine's table, by its pid */
 };
 
@@ -111,6 +122,7 @@ struct engine {
 	/* The outputs asked for, in order, NULL-terminated (output.h). */
 	const struct output *outputs[8];
 	long long uft_records; /* a tree's uftrace records, -1 without */
+	struct report report;  /* --report: a row per program run */
 	struct target root;    /* a tree: the QEMU the user named */
 	bool root_ended;       /* its files are complete */
 	struct uftrace *uft;   /* a tree: one data directory for all */

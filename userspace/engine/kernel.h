@@ -19,6 +19,12 @@ struct kernel_layout {
 	uint32_t task_tgid;   /* tgid */
 	uint32_t task_signal; /* signal */
 	uint32_t signal_live; /* struct signal_struct: live (atomic_t) */
+	/* A process's CPU time and start, at its exit (--report). */
+	uint32_t signal_runtime;    /* struct signal_struct: sum_sched_runtime */
+	uint32_t task_se;	    /* struct task_struct: se */
+	uint32_t se_runtime;	    /* struct sched_entity: sum_exec_runtime */
+	uint32_t task_start;	    /* struct task_struct: start_time */
+	uint32_t task_group_leader; /* group_leader */
 	/* Our pid namespace (its ns_ino is ours, not the cache's) and where
 	 * a task's numbers in it are. */
 	struct qj_pidns pidns;

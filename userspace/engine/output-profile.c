@@ -19,7 +19,7 @@ static bool wanted(const struct engine_opts *o)
 static void proc_new(struct engine *e, struct proc *p)
 {
 	if (e->profiling)
-		p->s.smp = profiler_follow(&e->prof, p->t->pid);
+		p->s.smp = profiler_follow(&e->prof, p->t->pid, p->s.split);
 }
 
 static void proc_end(struct engine *e, struct proc_end *pe)

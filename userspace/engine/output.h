@@ -51,7 +51,7 @@ struct output {
 	void (*free)(struct engine *e);
 };
 
-extern const struct output output_profile, output_perfmap, output_jitdump, output_uftrace,
-	output_coverage;
+extern const struct output output_report, output_profile, output_perfmap, output_jitdump,
+	output_uftrace, output_coverage;
 
 #endif

@@ -119,6 +119,10 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 	p->skel->rodata->task_tgid_off = o->layout.task_tgid;
 	p->skel->rodata->task_signal_off = o->layout.task_signal;
 	p->skel->rodata->signal_live_off = o->layout.signal_live;
+	p->skel->rodata->signal_runtime_off = o->layout.signal_runtime;
+	p->skel->rodata->task_runtime_off = o->layout.task_se + o->layout.se_runtime;
+	p->skel->rodata->task_start_off = o->layout.task_start;
+	p->skel->rodata->task_leader_off = o->layout.task_group_leader;
 	p->skel->rodata->pidns = o->layout.pidns;
 	if (!err)
 		err = qemu_jitbpf_bpf__load(p->skel);

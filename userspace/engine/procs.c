@@ -53,7 +53,7 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 		if (proc_stat(pid, &state, &p->start))
 			retention_pid_reused(&e->ret, pid, p->start);
 	}
-	if (o->uftrace)
+	if (o->uftrace || o->report)
 		p->cmdline = target_cmdline(p->t);
 	p->s.hs.pid = pid;
 	p->s.hs.attached_ns = e->attached_ns;
@@ -201,12 +201,16 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 }
 
 /* PID runs another program from TS on. */
-static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
+static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_exit *x)
 {
 	struct proc *p = procs_find(e, pid);
 	struct exec_before before = {0};
 
 	if (p) {
+		if (x) {
+			p->cpu_ns = x->cpu_ns;
+			p->end_ns = ts;
+		}
 		before.links = p->links;
 		p->links = (struct linkset){0};
 		before.bin = p->bin;
@@ -214,6 +218,10 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts)
 		procs_end(e, p, "exec", false);
 	}
 	e->scope->execd(e, pid, &before, ts);
+	/* What it runs now starts with the CPU it has used so far. */
+	p = procs_find(e, pid);
+	if (p && x)
+		p->cpu_base_ns = x->cpu_ns;
 }
 
 int procs_event(void *ctx, void *data, size_t size)
@@ -233,12 +241,19 @@ int procs_event(void *ctx, void *data, size_t size)
 			on_fork(e, h->pid, h->tid, f->child, h->ts);
 		return 0;
 	case QJ_EV_EXEC:
-		on_exec(e, h->pid, h->ts);
+		on_exec(e, h->pid, h->ts, size >= sizeof(struct qj_exit) ? data : NULL);
 		return 0;
 	case QJ_EV_EXIT:
 		if (h->pid == (uint32_t)e->root.pid)
 			e->root.ended = true;
 		p = procs_find(e, h->pid);
+		if (p && size >= sizeof(struct qj_exit)) {
+			const struct qj_exit *x = data;
+
+			p->cpu_ns = x->cpu_ns;
+			p->start_ns = x->start_ns;
+			p->end_ns = h->ts;
+		}
 		if (p)
 			procs_end(e, p, "exit", true);
 		return 0;

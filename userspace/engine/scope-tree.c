@@ -133,7 +133,7 @@ static int attach(struct engine *e, const struct binary *bin)
 
 	/* It came before the profiler did. */
 	if (e->profiling)
-		root->s.smp = profiler_follow(&e->prof, e->root.pid);
+		root->s.smp = profiler_follow(&e->prof, e->root.pid, root->s.split);
 
 	if (!err)
 		err = probes_attach_tasks(&e->probes, &e->links);
@@ -206,6 +206,7 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 		return;
 	}
 	p = procs_new(e, pid, NULL, false);
+	p->after_exec = true;
 	p->links = before->links;
 	p->attached_ns = before->attached_ns;
 	procs_begin(e, p, NULL, 0, ts);

@@ -28,10 +28,11 @@ struct session {
 	struct target *target;
 	struct jitmap jm;
 	struct handshake hs;
-	struct samples *smp;   /* the profiler's, or NULL */
-	struct coverage *cov;  /* the run's, or NULL */
-	struct drcov *dc;      /* this process's blocks, when a .drcov is wanted */
-	struct tb_counts *cnt; /* --coverage-counts: its TBs' slots and counts */
+	struct samples *smp;	 /* the profiler's, or NULL */
+	struct cpu_split *split; /* --report: where its CPU went, or NULL */
+	struct coverage *cov;	 /* the run's, or NULL */
+	struct drcov *dc;	 /* this process's blocks, when a .drcov is wanted */
+	struct tb_counts *cnt;	 /* --coverage-counts: its TBs' slots and counts */
 	const struct coverage_opts *cov_opts;
 	bool want_jitdump;
 	struct jitdump *jd;

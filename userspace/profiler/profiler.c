@@ -33,11 +33,12 @@ int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbu
 	return pr->sm ? 0 : -EINVAL;
 }
 
-struct samples *profiler_follow(struct profiler *pr, pid_t pid)
+struct samples *profiler_follow(struct profiler *pr, pid_t pid, struct cpu_split *split)
 {
 	struct samples *ss = xcalloc(1, sizeof(*ss));
 
 	samples_init(ss, &pr->prof, pid, pr->opts.stack_bytes > 0);
+	ss->split = split;
 	/* Its name, while /proc says it. */
 	profile_see_process(&pr->prof, pid);
 	return ss;

@@ -50,8 +50,9 @@ struct profiler {
  */
 int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbuf_fd, int procs_fd,
 		  const struct qj_pidns *pidns, unsigned int walkers, unsigned int threads);
-/* Sample process PID: its samples go to the profile, named with its maps. */
-struct samples *profiler_follow(struct profiler *pr, pid_t pid);
+/* Sample process PID: its samples go to the profile, named with its maps;
+ * where its CPU went to SPLIT too, if not NULL (--report). */
+struct samples *profiler_follow(struct profiler *pr, pid_t pid, struct cpu_split *split);
 /* Its process has gone, or we stop: name what is left, free SS. */
 void profiler_end(struct profiler *pr, struct samples *ss, struct jitmap *jm);
 /* Attach to the jit_vcpu probe of BINARY in PID (-1: all its processes);

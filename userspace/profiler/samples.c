@@ -235,6 +235,19 @@ static enum sample_where where(const struct pending *p)
 	return IN_QEMU;
 }
 
+/* --report: the part of the CPU sample P was in. */
+static void split_sample(struct cpu_split *s, const struct pending *p)
+{
+	const char *names[HOST_MAX];
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < p->nhost; i++)
+		if (p->host[i].kind == FRAME_QEMU && p->host[i].name)
+			names[n++] = p->host[i].name;
+	s->ns[cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n)] += p->r.period;
+	s->samples++;
+}
+
 static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 {
 	static struct frame frames[UNWIND_MAX + HOST_MAX];
@@ -290,6 +303,8 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 		if (p->host[i].kind == FRAME_KERNEL)
 			frames[n++] = p->host[i];
 	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
+	if (ss->split)
+		split_sample(ss->split, p);
 }
 
 static void resolve_until(struct samples *ss, struct jitmap *jm, uint64_t before)

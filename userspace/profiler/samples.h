@@ -17,6 +17,7 @@
 
 #include "naming/guest.h"
 #include "naming/jitmap.h"
+#include "profiler/cpusplit.h"
 #include "profiler/profile.h"
 #include "util/strtab.h"
 #include "qemu-jitbpf.h"
@@ -34,6 +35,8 @@ struct samples {
 	struct pending *head, **tail;
 	/* What happened, for the summary and -v. */
 	uint64_t unknown_jit; /* in translated code no TB report covered */
+	/* Where the CPU went (--report), or NULL: its holder's. */
+	struct cpu_split *split;
 };
 
 void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);

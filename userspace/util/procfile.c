@@ -160,34 +160,62 @@ bool view_exists(const struct proc_view *v, const char *path)
 	return true;
 }
 
-bool proc_stat(pid_t pid, char *state, uint64_t *start)
+/* /proc/PID/stat's fields after the name (which may hold anything), from
+ * the state (field 3) on, into BUF; NULL if it cannot be read. */
+static const char *stat_fields(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[512], *p;
-	unsigned long long st;
+	char path[64], *p;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return NULL;
 	buf[n] = 0;
-	/* After the name, which may hold anything: the state, then fields
-	 * 4 to 21, then the start time. */
 	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
+	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+/* Field N (3: the state) of FIELDS, a stat_fields(). */
+static const char *stat_field(const char *fields, int n)
+{
+	for (int field = 3; field < n && fields; field++)
+		if ((fields = strchr(fields, ' ')))
+			fields++;
+	return fields;
+}
+
+bool proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char buf[512];
+	const char *f = stat_fields(pid, buf, sizeof(buf)), *st = stat_field(f, 22);
+	unsigned long long v;
+
+	if (!f || !st || sscanf(st, "%llu", &v) != 1)
 		return false;
-	*state = p[2];
-	p += 3;
-	for (int field = 4; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &st) != 1)
+	*state = f[0];
+	*start = v;
+	return true;
+}
+
+bool proc_parent_cpu(pid_t pid, pid_t *ppid, uint64_t *cpu_ns)
+{
+	char buf[512];
+	const char *f = stat_fields(pid, buf, sizeof(buf)), *pp = stat_field(f, 4),
+		   *ut = stat_field(f, 14);
+	unsigned long long u, s;
+	int parent;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	if (!pp || !ut || sscanf(pp, "%d", &parent) != 1 || sscanf(ut, "%llu %llu", &u, &s) != 2)
 		return false;
-	*start = st;
+	*ppid = parent;
+	*cpu_ns = (u + s) * (1000000000ull / (tck > 0 ? (unsigned long long)tck : 100));
 	return true;
 }
 

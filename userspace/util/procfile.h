@@ -49,6 +49,9 @@ bool view_exists(const struct proc_view *v, const char *path);
  * /proc/PID is gone.
  */
 bool proc_stat(pid_t pid, char *state, uint64_t *start);
+/* PID's parent, and its threads' CPU time (user and system, in clock
+ * ticks: 10 ms); false if it is gone. */
+bool proc_parent_cpu(pid_t pid, pid_t *ppid, uint64_t *cpu_ns);
 /* Is PID running: there, and neither a zombie nor dead? */
 bool proc_running(pid_t pid);
 

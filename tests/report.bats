@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# --report: what each emulated command cost.  Its CPU time is the
+# kernel's count of each process's threads, checked against what wait4()
+# says of the same launched tree; its split comes from the samples.
+
+load helpers
+
+V=10.2.2
+
+setup() {
+	require_qemu "$V" x86_64
+	require_qemu "$V" aarch64
+	D=$BATS_TEST_TMPDIR
+	QX=$(qemu_bin "$V" x86_64)
+	QA=$(qemu_bin "$V" aarch64)
+	cd "$D"
+}
+
+teardown() {
+	binfmt_unregister
+	stop_bg
+}
+
+# One field of the report's JSON, by a Python expression on it (R).
+json() { # FILE EXPR
+	/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# QEMU's CPU seconds as wait4() gave them, from the tool's -v summary.
+rusage_cpu() {
+	sed -nE 's/^qemu-jitbpf: QEMU used ([0-9.]+) s of CPU.*/\1/p' <<<"$output"
+}
+
+@test "--report: a forking guest and the program its child execs, each its command, parent, CPU and split; the CPU adds up to wait4's" {
+	binfmt_register "$QA"
+	run "$QEMU_JITBPF" -v -F 999 --report --report="$D/r.json" --report="$D/r.txt" -- \
+		"$QA" "$(guest aarch64 forktree)" -n 300000 -e "$(guest aarch64 exectree)"
+	assert_success
+	assert_line --regexp '^qemu-jitbpf report: 3 processes, [0-9.]+ s of CPU'
+	assert_line 'By program:'
+	assert_line --regexp ' 2  forktree$'
+	assert_line --regexp ' 1  exectree$'
+	assert_line --regexp '^ +[0-9.]+( +[0-9.]+%){6} +3 +[0-9]+  .*/forktree -n 300000 -e '
+	cmp <(sed -n '/^qemu-jitbpf report:/,/^Helpers\|^By subtree/p' <<<"$output" | head -n 3) \
+		<(head -n 3 "$D/r.txt") || fail "the table on stderr and in r.txt differ"
+	# Every row: its command line, CPU and samples.
+	[ "$(json "$D/r.json" "len(r['processes'])")" = 3 ] || fail "not 3 processes"
+	json "$D/r.json" "all(p['cpu_ns'] > 0 and p['samples'] > 0 and p['wall_ns'] > 0 for p in r['processes'])" |
+		grep -qx True || fail "a process without CPU, samples or wall time"
+	json "$D/r.json" "sorted(p['program'] for p in r['processes'])" |
+		grep -qxF "['exectree', 'forktree', 'forktree']" || fail "programs"
+	# The child's parent is the first process, and the parent of what
+	# the child execs (one pid, two programs): one subtree, of three rows.
+	json "$D/r.json" "[p['ppid'] for p in r['processes'] if p['program'] == 'forktree'][1] == r['processes'][0]['pid']" |
+		grep -qx True || fail "the child's parent is not the first process"
+	json "$D/r.json" "[p for p in r['processes'] if p['program'] == 'exectree'][0]['ppid'] == r['processes'][0]['pid']" |
+		grep -qx True || fail "the exec'd program's parent is not the first process"
+	json "$D/r.json" "[p for p in r['processes'] if p['program'] == 'exectree'][0]['command'].endswith('exectree 300000')" |
+		grep -qx True || fail "the exec'd program's command line"
+	# wait4() counts the tree: within 5 %.
+	cpu=$(json "$D/r.json" "sum(p['cpu_ns'] for p in r['processes']) / 1e9")
+	ru=$(rusage_cpu)
+	echo "# report $cpu s, wait4 $ru s" >&3
+	/usr/bin/python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - b) > 0.05 * b)" \
+		"$cpu" "$ru" || fail "report $cpu s against wait4 $ru s"
+	# The sampled parts add up to the samples.
+	json "$D/r.json" "all(sum(p['sampled_ns'].values()) > 0 for p in r['processes'])" | grep -qx True
+	json "$D/r.json" "r['programs'][0]['runs'] + r['programs'][1]['runs']" | grep -qx 3
+	json "$D/r.json" "[t['processes'] for t in r['subtrees']]" | grep -qxF '[3]' ||
+		fail "subtrees: $(json "$D/r.json" "[t['processes'] for t in r['subtrees']]")"
+}
+
+@test "--report with -p: a guest still running is a row of its own, its CPU so far" {
+	start_bg "$QX" "$(guest x86_64 spin)" 2000000
+	sleep 1
+	run "$QEMU_JITBPF" -p "$BG_PID" -F 499 -d 2 --report="$D/r.json"
+	assert_success
+	json "$D/r.json" "r['processes'][0]['running'], r['processes'][0]['command']" |
+		grep -qxF "True $(guest x86_64 spin) 2000000" || fail "$(cat "$D/r.json")"
+	# Its CPU and wall time since it started, a second before we came.
+	json "$D/r.json" "r['processes'][0]['cpu_ns'] > 2.5e9 and r['processes'][0]['wall_ns'] > 2.5e9 and r['processes'][0]['samples'] > 500" |
+		grep -qx True || fail "$(cat "$D/r.json")"
+	json "$D/r.json" "r['processes'][0]['sampled_ns']['guest'] > sum(r['processes'][0]['sampled_ns'].values()) / 2" |
+		grep -qx True || fail "a spinning guest not mostly in its own code"
+}
+
+@test "--report: a report that cannot be written is an error before QEMU starts" {
+	run "$QEMU_JITBPF" --report="$D/no/r.json" -- "$QX" "$(guest x86_64 fib)" 5
+	assert_failure 1
+	assert_output --partial "cannot write the report $D/no/r.json"
+	refute_output --partial "fib"
+}
+
+@test "--report with -a: a QEMU from before and one started after, each a row with its command line and CPU" {
+	local pids=() p
+	"$QX" "$(guest x86_64 hot)" -u "$D/stop" >/dev/null 2>&1 &
+	pids+=($!)
+	sleep 1
+	start_bg "$QEMU_JITBPF" -a -v -F 499 --report="$D/r.json"
+	wait_bg_err 'attached to .* binaries' 10
+	"$QX" "$(guest x86_64 hot)" -u "$D/stop" >/dev/null 2>&1 &
+	pids+=($!)
+	sleep 2
+	touch "$D/stop"
+	for p in "${pids[@]}"; do wait "$p"; done
+	stop_bg
+	for p in "${pids[@]}"; do
+		json "$D/r.json" "[(q['command'], q['running'], q['cpu_ns'] > 1e9, q['samples'] > 100) for q in r['processes'] if q['pid'] == $p]" |
+			grep -qxF "[('$(guest x86_64 hot) -u $D/stop', False, True, True)]" ||
+			fail "pid $p: $(cat "$D/r.json")"
+	done
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * --report: a row per program each process ran (profiler/report.c): its
+ * command line and parent, its wall and CPU time as the kernel counts its
+ * threads (from the exit and exec records; /proc for one still running),
+ * where its samples say that CPU went, and its code.  Written at the end:
+ * each FILE, JSON when its name ends in .json; "-", text on stderr.
+ */
+#include "engine/engine.h"
+#include "engine/output.h"
+#include "util/procfile.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool wanted(const struct engine_opts *o)
+{
+	return o->report;
+}
+
+/* When PID started, on CLOCK_MONOTONIC (from its start on the boot clock,
+ * in clock ticks); now if it cannot be read. */
+static uint64_t started(pid_t pid)
+{
+	uint64_t now = mono_ns(), ticks, start_ns, boot_ns;
+	long tck = sysconf(_SC_CLK_TCK);
+	struct timespec boot;
+	char state;
+
+	if (!proc_stat(pid, &state, &ticks) || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return now;
+	start_ns = ticks * (1000000000ull / (uint64_t)tck);
+	boot_ns = boot.tv_sec * 1000000000ull + boot.tv_nsec;
+	return boot_ns > start_ns && now > boot_ns - start_ns ? now - (boot_ns - start_ns) : now;
+}
+
+static void proc_new(struct engine *e, struct proc *p)
+{
+	struct report_proc *row = report_add(&e->report, p->t->pid);
+	uint64_t cpu;
+	pid_t ppid;
+
+	p->row = row;
+	p->s.split = &row->split;
+	/* (A fork or an exec says when, in proc_begin().) */
+	row->start_ns = started(p->t->pid);
+	if (proc_parent_cpu(p->t->pid, &ppid, &cpu)) {
+		char path[64], *comm;
+		size_t len;
+
+		row->ppid = ppid;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)ppid);
+		comm = read_all(path, &len, 256);
+		if (comm) {
+			comm[strcspn(comm, "\n")] = 0;
+			row->parent_name = comm;
+		}
+	}
+}
+
+static void proc_begin(struct engine *e, struct proc *p, const struct proc *parent, uint32_t tid,
+		       uint64_t ts)
+{
+	(void)e, (void)tid;
+	if (!p->row)
+		return;
+	/* A fork or an exec: then (else the process's start). */
+	if (parent || p->after_exec)
+		p->row->start_ns = ts;
+	if (parent)
+		p->row->ppid = parent->t->pid;
+}
+
+/* The guest's command line in QEMU's: from the guest program on. */
+static char *guest_command(const char *cmdline, const char *exe)
+{
+	const char *at = exe ? strstr(cmdline, exe) : NULL;
+
+	if (!at) {
+		/* QEMU's own name first, then (without options) the guest's. */
+		at = strchr(cmdline, ' ');
+		at = at ? at + 1 : cmdline;
+	}
+	return xstrdup(at);
+}
+
+static void proc_end(struct engine *e, struct proc_end *pe)
+{
+	struct proc *p = pe->p;
+	struct report_proc *row = p->row;
+	uint64_t cpu = 0;
+	pid_t ppid;
+
+	(void)e;
+	if (!row)
+		return;
+	row->command = guest_command(p->cmdline ? p->cmdline : p->t->exe, pe->exe);
+	row->program = xstrdup(path_base(pe->exe));
+	row->tbs = p->s.jm.tbs;
+	row->flushes = p->s.jm.flushes;
+	if (p->cpu_ns) {
+		/* Its exit or exec: the kernel's count, to the nanosecond. */
+		row->cpu_ns = p->cpu_ns > p->cpu_base_ns ? p->cpu_ns - p->cpu_base_ns : 0;
+		row->end_ns = p->end_ns;
+		/* A process's first program started with the process. */
+		if (p->start_ns && !p->cpu_base_ns)
+			row->start_ns = p->start_ns;
+	} else {
+		/* Still running as we stop. */
+		row->running = proc_parent_cpu(p->t->pid, &ppid, &cpu);
+		row->cpu_ns = cpu > p->cpu_base_ns ? cpu - p->cpu_base_ns : 0;
+		row->end_ns = mono_ns();
+	}
+	p->row = NULL;
+	/* (Its last samples are named after this: into the row still.) */
+}
+
+static int write_one(const struct report *r, const char *path)
+{
+	struct safe_file sf;
+	int err = safe_file_create(&sf, path, 0644, (uid_t)-1, (gid_t)-1);
+
+	if (err)
+		return err;
+	if (before_suffix(path, ".json"))
+		report_write_json(r, sf.f);
+	else
+		report_write_text(r, sf.f);
+	return safe_file_commit(&sf);
+}
+
+static void end(struct engine *e)
+{
+	const struct engine_opts *o = e->o;
+
+	if (e->nameless)
+		return;
+	for (int i = 0; i < o->nreports; i++) {
+		int err;
+
+		if (!strcmp(o->reports[i], "-")) {
+			report_write_text(&e->report, stderr);
+			continue;
+		}
+		err = write_one(&e->report, o->reports[i]);
+
+		if (err) {
+			pr_err("writing the report %s: %s", o->reports[i], strerror(-err));
+			e->err = e->err ? e->err : err;
+		} else {
+			pr_dbg("wrote the report %s", o->reports[i]);
+		}
+	}
+}
+
+static void free_all(struct engine *e)
+{
+	report_free(&e->report);
+}
+
+const struct output output_report = {
+	.name = "report",
+	.wanted = wanted,
+	.proc_new = proc_new,
+	.proc_begin = proc_begin,
+	.proc_end = proc_end,
+	.end = end,
+	.free = free_all,
+};

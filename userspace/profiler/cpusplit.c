@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/cpusplit.h"
+
+#include <string.h>
+
+/* Words in a helper's (or the functions it calls') name, by family: the
+ * first family one of its QEMU frames names is the sample's. */
+static const struct {
+	enum cpu_part part;
+	const char *words[12];
+} families[] = {
+	{PART_PAUTH, {"pauth", "helper_pac", "helper_aut", "helper_xpac"}},
+	{PART_CRYPTO,
+	 {"crypto", "aes", "sha1", "sha256", "sha512", "sm3", "sm4", "crc32", "clmul", "polymul"}},
+	{PART_ATOMIC, {"atomic", "cmpxchg", "exclusive", "helper_cas"}},
+	{PART_VECTOR, {"gvec", "sve", "neon", "simd", "helper_vec", "_xmm", "_ymm", "_mmx"}},
+	{PART_FP,
+	 {"float", "vfp", "softfloat", "parts64", "parts128", "fpu", "_fp_", "helper_fp", "fcvt"}},
+	{PART_MMU, {"tlb_fill", "tlb_", "mmu", "ptw", "page_walk"}},
+};
+
+/* QEMU's execution loop and its lookup of the next block. */
+static const char *const loop_words[] = {"cpu_exec", "cpu_tb_exec", "tb_lookup", "lookup_tb_ptr",
+					 "tb_htable_lookup"};
+
+static bool has_word(const char *name, const char *const *words, size_t n)
+{
+	for (size_t i = 0; i < n && words[i]; i++)
+		if (strstr(name, words[i]))
+			return true;
+	return false;
+}
+
+enum cpu_part cpu_part_of(bool in_kernel, bool jit, bool jit_ret, const char *const *qemu_frames,
+			  size_t n)
+{
+	const size_t nloop = sizeof(loop_words) / sizeof(loop_words[0]);
+
+	if (in_kernel)
+		return PART_KERNEL;
+	if (jit && !jit_ret)
+		return PART_GUEST;
+	if (jit) {
+		/* A helper called from translated code: the block lookup's
+		 * own helper is the loop's work. */
+		for (size_t i = 0; i < n; i++)
+			if (qemu_frames[i] && strstr(qemu_frames[i], "lookup_tb_ptr"))
+				return PART_LOOKUP;
+		for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+			for (size_t i = 0; i < n; i++)
+				if (qemu_frames[i] &&
+				    has_word(qemu_frames[i], families[f].words, 12))
+					return families[f].part;
+		return PART_HELPER;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (qemu_frames[i] && strstr(qemu_frames[i], "tb_gen_code"))
+			return PART_TRANSLATE;
+	for (size_t i = 0; i < n; i++)
+		if (qemu_frames[i] && has_word(qemu_frames[i], loop_words, nloop))
+			return PART_LOOKUP;
+	return PART_QEMU;
+}
+
+const char *cpu_part_name(enum cpu_part p)
+{
+	static const char *const names[PART_MAX] = {
+		[PART_GUEST] = "guest",		 [PART_TRANSLATE] = "translate",
+		[PART_LOOKUP] = "lookup",	 [PART_FP] = "helper:fp",
+		[PART_PAUTH] = "helper:pauth",	 [PART_CRYPTO] = "helper:crypto",
+		[PART_VECTOR] = "helper:vector", [PART_ATOMIC] = "helper:atomic",
+		[PART_MMU] = "helper:mmu",	 [PART_HELPER] = "helper:other",
+		[PART_KERNEL] = "kernel",	 [PART_QEMU] = "qemu",
+	};
+
+	return p < PART_MAX ? names[p] : "?";
+}
+
+bool cpu_part_is_helper(enum cpu_part p)
+{
+	return p >= PART_FP && p <= PART_HELPER;
+}
+
+uint64_t cpu_split_total(const struct cpu_split *s)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < PART_MAX; i++)
+		t += s->ns[i];
+	return t;
+}
+
+void cpu_split_add(struct cpu_split *to, const struct cpu_split *from)
+{
+	for (int i = 0; i < PART_MAX; i++)
+		to->ns[i] += from->ns[i];
+	to->samples += from->samples;
+}
