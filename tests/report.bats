@@ -110,3 +110,22 @@ rusage_cpu() {
 			fail "pid $p: $(cat "$D/r.json")"
 	done
 }
+
+@test "--report with --interval: each FILE has the rows so far every interval, the guest still running in them" {
+	start_bg "$QEMU_JITBPF" -F 199 --interval=1 --report="$D/r.json" -- \
+		"$QX" "$(guest x86_64 spin)" 12000
+	# (The guest runs about 2.5 s here.)
+	for _ in $(seq 40); do
+		[ -s "$D/r.json" ] && break
+		sleep 0.1
+	done
+	json "$D/r.json" "[(q['running'], q['cpu_ns'] > 0.5e9) for q in r['processes']]" |
+		grep -qxF "[(True, True)]" || fail "while it runs: $(cat "$D/r.json")"
+	for _ in $(seq 200); do
+		kill -0 "$BG_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q 'QEMU processes' "$D/bg.err" || fail "no summary: $(cat "$D/bg.err")"
+	json "$D/r.json" "[(q['running'], q['cpu_ns'] > 1.5e9) for q in r['processes']]" |
+		grep -qxF "[(False, True)]" || fail "at the end: $(cat "$D/r.json")"
+}

@@ -114,7 +114,7 @@ struct opt {
 	const char *what, *unit; /* "invalid WHAT 'ARG' (UNIT)" */
 	const char *def;	 /* K_STR: without an argument */
 	opt_fn *fn;		 /* K_FN */
-	int needs[3];		 /* one of these must be given with it */
+	int needs[4];		 /* one of these must be given with it */
 	const char *needs_rule;	 /* said when none is; else "X goes with Y" */
 	int excludes;		 /* may not be given with it */
 	const char *excl_rule;	 /* said when it is; else "X and Y: one or the other" */
@@ -199,10 +199,10 @@ static const struct opt table[] = {
 	{"interval", OPT_INTERVAL, "SECONDS", 0,
 	 "Continuous profiling: every SECONDS, write the profile so far to files named after each "
 	 "--profile FILE with the interval's start time in them, and start again; each --coverage "
-	 "FILE too, with all that ran since the start",
+	 "FILE too, with all that ran since the start; each --report FILE with the rows so far",
 	 K_UINT, AT(prof.interval), .min = 1, .max = 86400, .what = "interval",
-	 .unit = "1 to 86400 seconds", .needs = {OPT_PROFILE, OPT_COVERAGE, OPT_PUSH},
-	 .needs_rule = "--interval goes with --profile, --coverage or --push"},
+	 .unit = "1 to 86400 seconds", .needs = {OPT_PROFILE, OPT_COVERAGE, OPT_PUSH, OPT_REPORT},
+	 .needs_rule = "--interval goes with --profile, --coverage, --push or --report"},
 	{"keep-profiles", OPT_KEEP_PROFILES, "COUNT|AGE", 0,
 	 "With --interval, keep at most COUNT files or AGE (30m, 12h, 7d; both: 7d,1000) of each "
 	 "--profile, oldest removed first; 'all' keeps every one (default 7d,1000)",
@@ -393,7 +393,7 @@ static bool check_rules(char *why, size_t len)
 
 		if (!given[i])
 			continue;
-		for (size_t k = 0; k < 3 && d->needs[k]; k++)
+		for (size_t k = 0; k < 4 && d->needs[k]; k++)
 			met |= is_given(d->needs[k]);
 		if (!met) {
 			if (d->needs_rule)

@@ -123,6 +123,7 @@ struct engine {
 	const struct output *outputs[8];
 	long long uft_records; /* a tree's uftrace records, -1 without */
 	struct report report;  /* --report: a row per program run */
+	uint64_t report_at;    /* --interval: when it was last written */
 	struct target root;    /* a tree: the QEMU the user named */
 	bool root_ended;       /* its files are complete */
 	struct uftrace *uft;   /* a tree: one data directory for all */

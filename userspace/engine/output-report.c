@@ -4,7 +4,8 @@
  * command line and parent, its wall and CPU time as the kernel counts its
  * threads (from the exit and exec records; /proc for one still running),
  * where its samples say that CPU went, and its code.  Written at the end:
- * each FILE, JSON when its name ends in .json; "-", text on stderr.
+ * each FILE, JSON when its name ends in .json; "-", text on stderr; with
+ * --interval, each FILE every interval too, with the rows so far.
  */
 #include "engine/engine.h"
 #include "engine/output.h"
@@ -37,6 +38,12 @@ static uint64_t started(pid_t pid)
 	start_ns = ticks * (1000000000ull / (uint64_t)tck);
 	boot_ns = boot.tv_sec * 1000000000ull + boot.tv_nsec;
 	return boot_ns > start_ns && now > boot_ns - start_ns ? now - (boot_ns - start_ns) : now;
+}
+
+static int begin(struct engine *e)
+{
+	e->report_at = mono_ns();
+	return 0;
 }
 
 static void proc_new(struct engine *e, struct proc *p)
@@ -89,24 +96,24 @@ static char *guest_command(const char *cmdline, const char *exe)
 	return xstrdup(at);
 }
 
-static void proc_end(struct engine *e, struct proc_end *pe)
+/* P's row as of now: its program EXE has ended, or runs on. */
+static void fill_row(struct proc *p, const char *exe)
 {
-	struct proc *p = pe->p;
 	struct report_proc *row = p->row;
 	uint64_t cpu = 0;
 	pid_t ppid;
 
-	(void)e;
-	if (!row)
-		return;
-	row->command = guest_command(p->cmdline ? p->cmdline : p->t->exe, pe->exe);
-	row->program = xstrdup(path_base(pe->exe));
+	free(row->command);
+	free(row->program);
+	row->command = guest_command(p->cmdline ? p->cmdline : p->t->exe, exe);
+	row->program = xstrdup(path_base(exe));
 	row->tbs = p->s.jm.tbs;
 	row->flushes = p->s.jm.flushes;
 	if (p->cpu_ns) {
 		/* Its exit or exec: the kernel's count, to the nanosecond. */
 		row->cpu_ns = p->cpu_ns > p->cpu_base_ns ? p->cpu_ns - p->cpu_base_ns : 0;
 		row->end_ns = p->end_ns;
+		row->running = false;
 		/* A process's first program started with the process. */
 		if (p->start_ns && !p->cpu_base_ns)
 			row->start_ns = p->start_ns;
@@ -116,7 +123,15 @@ static void proc_end(struct engine *e, struct proc_end *pe)
 		row->cpu_ns = cpu > p->cpu_base_ns ? cpu - p->cpu_base_ns : 0;
 		row->end_ns = mono_ns();
 	}
-	p->row = NULL;
+}
+
+static void proc_end(struct engine *e, struct proc_end *pe)
+{
+	(void)e;
+	if (!pe->p->row)
+		return;
+	fill_row(pe->p, pe->exe);
+	pe->p->row = NULL;
 	/* (Its last samples are named after this: into the row still.) */
 }
 
@@ -132,6 +147,29 @@ static int write_one(const struct report *r, const char *path)
 	else
 		report_write_text(r, sf.f);
 	return safe_file_commit(&sf);
+}
+
+/* --interval: the report so far, every interval, into each FILE (the
+ * table on stderr waits for the end). */
+static void tick(struct engine *e, uint64_t now, bool reap)
+{
+	const struct engine_opts *o = e->o;
+
+	if (!reap || !o->prof.interval)
+		return;
+	if (now - e->report_at < o->prof.interval * 1000000000ull)
+		return;
+	e->report_at = now;
+	pidtab_for_each(&e->procs, n)
+	{
+		struct proc *p = proc_of(n);
+
+		if (p->row)
+			fill_row(p, p->s.jm.exe_path ? p->s.jm.exe_path : p->t->exe);
+	}
+	for (int i = 0; i < o->nreports; i++)
+		if (strcmp(o->reports[i], "-") && write_one(&e->report, o->reports[i]))
+			pr_warn("could not write the report %s", o->reports[i]);
 }
 
 static void end(struct engine *e)
@@ -166,9 +204,11 @@ static void free_all(struct engine *e)
 const struct output output_report = {
 	.name = "report",
 	.wanted = wanted,
+	.begin = begin,
 	.proc_new = proc_new,
 	.proc_begin = proc_begin,
 	.proc_end = proc_end,
+	.tick = tick,
 	.end = end,
 	.free = free_all,
 };
