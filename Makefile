@@ -93,6 +93,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(BUILD)/guests/native/nonlocal-pg \
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
 	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs \
+	$(BUILD)/guests/aarch64/fib-pac \
 	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) \
 	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp-o0) $(SYSTEM_GUESTS)
 
@@ -260,6 +261,12 @@ $(BUILD)/guests/arm/calls-thumb: tests/guests/calls.c
 $(BUILD)/guests/arm/tree-apcs: tests/guests/tree.c
 	@mkdir -p $(dir $@)
 	$(CC_arm) -static -g -O1 -fno-inline -marm -mapcs-frame -o $@ $<
+
+# fib.c signing its return addresses (PACIASP/AUTIASP), as distributions
+# build aarch64 code: QEMU's pointer authentication helpers (--report).
+$(BUILD)/guests/aarch64/fib-pac: tests/guests/fib.c
+	@mkdir -p $(dir $@)
+	$(CC_aarch64) $(GUEST_CFLAGS) -mbranch-protection=pac-ret -o $@ $<
 
 # The same calls.c at -O2, with and without frame pointers.
 $(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c

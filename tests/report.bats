@@ -129,3 +129,52 @@ rusage_cpu() {
 	json "$D/r.json" "[(q['running'], q['cpu_ns'] > 1.5e9) for q in r['processes']]" |
 		grep -qxF "[(False, True)]" || fail "at the end: $(cat "$D/r.json")"
 }
+
+# The diagnosis of each run of --report in $D/r.json, one "ID PROGRAM" a line.
+diagnoses() {
+	json "$D/r.json" "'\n'.join(d['id'] + ' ' + d['program'] for d in r['diagnoses'])"
+}
+
+cpu_s() {
+	json "$D/r.json" "sum(p['cpu_ns'] for p in r['processes']) / 1e9"
+}
+
+@test "--report diagnoses a code cache too small (python3 under QEMU_TB_SIZE=1); the change it names saves most of the time" {
+	QEMU_TB_SIZE=1 run "$QEMU_JITBPF" -F 499 --report --report="$D/r.json" -- \
+		"$QX" /usr/bin/python3 -S -c pass
+	assert_success
+	assert_line 'Diagnoses:'
+	assert_line --regexp '^  code-cache: python3[.0-9]*: 1 run flushed the code cache [0-9]+ times and spent [0-9]+% of [0-9.]+ s of CPU translating'
+	assert_line --regexp '^    Change: give QEMU a larger code cache: QEMU_TB_SIZE='
+	[ "$(diagnoses)" = "code-cache $(json "$D/r.json" "r['processes'][0]['program']")" ] ||
+		fail "diagnoses: $(diagnoses)"
+	before=$(cpu_s)
+	# The change applied: QEMU's default cache.
+	run "$QEMU_JITBPF" -F 499 --report="$D/r.json" -- "$QX" /usr/bin/python3 -S -c pass
+	assert_success
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# python3 -S -c pass: $before s of CPU with QEMU_TB_SIZE=1, $after s without" >&3
+	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 2)" \
+		"$before" "$after" || fail "$before s, then $after s"
+}
+
+@test "--report diagnoses costly pointer authentication (aarch64 fib signing its returns, QARMA3); the change it names saves most of the time" {
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- \
+		"$QA" -cpu max,pauth-qarma3=on "$(guest aarch64 fib-pac)" 26
+	assert_success
+	assert_line --regexp '^  pauth: fib-pac: pointer authentication helpers took [0-9]+% of [0-9.]+ s of CPU\.$'
+	[ "$(diagnoses)" = "pauth fib-pac" ] || fail "diagnoses: $(diagnoses)"
+	before=$(cpu_s)
+	# The change applied: no pointer authentication; the hint-space
+	# PACIASP and AUTIASP run as no-ops, and fib gives the same result.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- \
+		"$QA" -cpu max,pauth=off "$(guest aarch64 fib-pac)" 26
+	assert_success
+	assert_line 'fib(26) = 121393'
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# fib-pac 26: $before s of CPU with pauth-qarma3, $after s with pauth=off" >&3
+	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 2)" \
+		"$before" "$after" || fail "$before s, then $after s"
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/report.h"
+#include "profiler/diagnose.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -60,12 +61,15 @@ struct sum {
 	uint64_t cpu_ns;
 	size_t n;
 	struct cpu_split split;
+	uint64_t tbs, flushes;
 };
 
 static void sum_add(struct sum *s, const struct report_proc *p)
 {
 	s->cpu_ns += p->cpu_ns;
 	s->n++;
+	s->tbs += p->tbs;
+	s->flushes += p->flushes;
 	cpu_split_add(&s->split, &p->split);
 }
 
@@ -115,6 +119,29 @@ static struct sum *by_subtree(const struct report *r, size_t *n)
 			v[(*n)++] = s;
 	}
 	return v;
+}
+
+#define DIAG_MAX 4
+
+/* The diagnoses of each program, into *N (the caller frees them). */
+static struct diagnosis *diagnoses(const struct sum *progs, size_t nprogs, size_t *n)
+{
+	struct diagnosis *d = xcalloc(nprogs * DIAG_MAX + 1, sizeof(*d));
+
+	*n = 0;
+	for (size_t i = 0; i < nprogs; i++) {
+		struct program_sum p = {
+			.program = progs[i].key,
+			.runs = progs[i].n,
+			.cpu_ns = progs[i].cpu_ns,
+			.tbs = progs[i].tbs,
+			.flushes = progs[i].flushes,
+			.split = progs[i].split,
+		};
+
+		*n += diagnose_program(&p, d + *n, DIAG_MAX);
+	}
+	return d;
 }
 
 static int by_cpu(const void *a, const void *b)
@@ -224,6 +251,17 @@ void report_write_text(const struct report *r, FILE *f)
 		if (any)
 			fputc('\n', f);
 	}
+	{
+		size_t nd;
+		struct diagnosis *d = diagnoses(progs, nprogs, &nd);
+
+		if (nd)
+			fprintf(f, "Diagnoses:\n");
+		for (size_t i = 0; i < nd; i++)
+			fprintf(f, "  %s: %s: %s.\n    Change: %s.\n", d[i].id, d[i].program,
+				d[i].evidence, d[i].fix);
+		free(d);
+	}
 	free(progs);
 	free(trees);
 	free(rows);
@@ -300,6 +338,24 @@ void report_write_json(const struct report *r, FILE *f)
 			trees[i].cpu_ns);
 		put_json_split(f, &trees[i].split);
 		fputc('}', f);
+	}
+	{
+		size_t nd;
+		struct diagnosis *d = diagnoses(progs, nprogs, &nd);
+
+		fprintf(f, "\n], \"diagnoses\": [");
+		for (size_t i = 0; i < nd; i++) {
+			fprintf(f, "%s\n  {\"id\": ", i ? "," : "");
+			put_json_string(f, d[i].id);
+			fprintf(f, ", \"program\": ");
+			put_json_string(f, d[i].program);
+			fprintf(f, ", \"evidence\": ");
+			put_json_string(f, d[i].evidence);
+			fprintf(f, ", \"change\": ");
+			put_json_string(f, d[i].fix);
+			fputc('}', f);
+		}
+		free(d);
 	}
 	fprintf(f, "\n]}\n");
 	free(progs);

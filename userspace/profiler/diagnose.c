@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/diagnose.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* Samples a share needs before a rule reads it. */
+#define MIN_SAMPLES 20
+
+/* P's share of its sampled CPU in PART, in per cent. */
+static double share(const struct program_sum *p, enum cpu_part part)
+{
+	uint64_t total = cpu_split_total(&p->split);
+
+	return total ? 100.0 * p->split.ns[part] / total : 0;
+}
+
+/*
+ * Its code cache is flushed again and again while it translates: the code
+ * it runs does not fit, and is translated anew after each flush.  (A run
+ * flushes once or twice by itself: at an attach and at its exit.)
+ */
+static bool code_cache(const struct program_sum *p, struct diagnosis *d)
+{
+	double t = share(p, PART_TRANSLATE);
+
+	if (p->flushes < 4 * p->runs || t < 25)
+		return false;
+	d->id = "code-cache";
+	d->fix = "give QEMU a larger code cache: QEMU_TB_SIZE=MiB or -tb-size MiB "
+		 "(linux-user), -accel tcg,tb-size=MiB (system mode)";
+	snprintf(d->evidence, sizeof(d->evidence),
+		 "%zu run%s flushed the code cache %" PRIu64 " times and spent %.0f%% of %.3f s "
+		 "of CPU translating (%" PRIu64 " blocks)",
+		 p->runs, p->runs == 1 ? "" : "s", p->flushes, t, p->cpu_ns / 1e9, p->tbs);
+	return true;
+}
+
+/* Pointer authentication computed in helpers (QARMA is costly). */
+static bool pauth(const struct program_sum *p, struct diagnosis *d)
+{
+	double t = share(p, PART_PAUTH);
+
+	if (t < 10)
+		return false;
+	d->id = "pauth";
+	d->fix = "QEMU_CPU=max,pauth-impdef=on (a cheap signature), or max,pauth=off when the "
+		 "code only signs return addresses (PACIASP/AUTIASP run as no-ops without "
+		 "pointer authentication); -cpu for a QEMU run by hand";
+	snprintf(d->evidence, sizeof(d->evidence),
+		 "pointer authentication helpers took %.0f%% of %.3f s of CPU", t, p->cpu_ns / 1e9);
+	return true;
+}
+
+size_t diagnose_program(const struct program_sum *p, struct diagnosis *d, size_t dmax)
+{
+	static bool (*const rules[])(const struct program_sum *, struct diagnosis *) = {
+		code_cache,
+		pauth,
+	};
+	size_t n = 0;
+
+	if (p->split.samples < MIN_SAMPLES)
+		return 0;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]) && n < dmax; i++)
+		if (rules[i](p, &d[n])) {
+			d[n].program = p->program;
+			n++;
+		}
+	return n;
+}
