@@ -145,9 +145,11 @@ static long send_tbs(__u32 idx, struct tbs_ctx *c)
 	if (len > QJ_TBS_CHUNK)
 		len = QJ_TBS_CHUNK;
 	r->len = len;
-	/* A part not read leaves its batch incomplete: its TBs are lost,
-	 * and said so. */
-	if (bpf_probe_read_user(r->data, len, (void *)(c->records + off))) {
+	/* (Sleepable: a page of the batch that is not present at this
+	 * moment, one the kernel is migrating, say, is faulted in, where
+	 * bpf_probe_read_user() would fail.)  A part not read leaves its
+	 * batch incomplete: its TBs are lost, and said so. */
+	if (bpf_copy_from_user(r->data, len, (void *)(c->records + off))) {
 		r->len = 0;
 		c->lost = 1;
 	}
@@ -159,7 +161,7 @@ static long send_tbs(__u32 idx, struct tbs_ctx *c)
  * tb_gen_code_batch(records, len, count): reports of TBs whose code is
  * final, with their host code, copied while it is still in place.
  */
-SEC("usdt")
+SEC("usdt.s")
 int BPF_USDT(tb_gen_code_batch, __u64 records, __u64 len, __u32 n)
 {
 	struct tbs_ctx c = {

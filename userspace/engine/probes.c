@@ -234,6 +234,11 @@ unsigned long long probes_lost(const struct probes *p)
 	       p->skel->bss->counters[QJ_LOST_COUNTS];
 }
 
+unsigned long long probes_lost_tbs(const struct probes *p)
+{
+	return p->skel->bss->counters[QJ_LOST_TBS];
+}
+
 unsigned long long probes_lost_calls(const struct probes *p)
 {
 	return p->skel->bss->counters[QJ_LOST_CALLS];

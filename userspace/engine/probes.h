@@ -91,6 +91,8 @@ void probes_each_calls_lost(struct probes *p, bool (*fn)(void *ctx, uint32_t tid
 			    void *ctx);
 /* Events the ring buffer had no room for, so far. */
 unsigned long long probes_lost(const struct probes *p);
+/* TB reports of batches a part of which was lost (no room, or not read). */
+unsigned long long probes_lost_tbs(const struct probes *p);
 /* Of those, guest call and return events. */
 unsigned long long probes_lost_calls(const struct probes *p);
 /* Of those, execution counts (--coverage-counts). */

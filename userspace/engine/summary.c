@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static uint64_t tbs_so_far(struct engine *e, uint64_t *flushes)
@@ -32,8 +33,8 @@ void engine_status_line(struct engine *e)
 void engine_summary(struct engine *e)
 {
 	const struct engine_opts *o = e->o;
-	char lost[64] = "", keep[48];
-	unsigned long long calls, counts;
+	char lost[96] = "", keep[48];
+	unsigned long long calls, counts, tbs;
 	struct rusage ru;
 	struct elf_cache_stats files = elf_cache_stats();
 
@@ -75,15 +76,23 @@ void engine_summary(struct engine *e)
 		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
 	calls = probes_lost_calls(&e->probes);
 	counts = probes_lost_counts(&e->probes);
-	if (calls && counts)
-		snprintf(lost, sizeof(lost), " (%llu calls, %llu counts)", calls, counts);
-	else if (calls || counts)
-		snprintf(lost, sizeof(lost), " (%llu %s)", calls ? calls : counts,
-			 calls ? "calls" : "counts");
+	tbs = probes_lost_tbs(&e->probes) + e->tbs_incomplete;
+	/* Which kinds of events were lost, where any were. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const kinds[] = {"TB reports", "calls", "counts"};
+		unsigned long long n = i == 0 ? tbs : i == 1 ? calls : counts;
+		size_t at = strlen(lost);
+
+		if (n)
+			snprintf(lost + at, sizeof(lost) - at, "%s%llu %s", at ? ", " : " (", n,
+				 kinds[i]);
+	}
+	if (lost[0])
+		strncat(lost, ")", sizeof(lost) - strlen(lost) - 1);
 	fprintf(stderr,
 		"qemu-jitbpf: %" PRIu64 " TBs, %" PRIu64 " flushes, %" PRIu64
 		" bytes written, %llu events lost%s%s\n",
-		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + e->tbs_incomplete, lost,
+		e->tbs, e->flushes, e->bytes, probes_lost(&e->probes) + tbs, lost,
 		e->nameless ? "; no files written: no complete handshake" : "");
 	if (e->root_map)
 		fprintf(stderr, "qemu-jitbpf: perf map: %s\n", e->root_map);
