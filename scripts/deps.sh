@@ -18,7 +18,7 @@ PKGS="
   gcc-s390x-linux-gnu libc6-dev-s390x-cross
   valgrind clang-format bc cpio libcurl4-openssl-dev python3-seccomp
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
-  golang-go chromium tmux libc6-dbg gnuplot-nox elfutils lcov diff-cover
+  golang-go chromium tmux libc6-dbg gnuplot-nox elfutils lcov diff-cover debootstrap
 "
 
 missing=""

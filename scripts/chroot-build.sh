@@ -1,0 +1,119 @@
+#!/bin/bash
+# A build emulated as `docker buildx --platform linux/arm64` runs one: an
+# arm64 Debian root file system made by debootstrap --foreign from Debian's
+# archive, completed under our static qemu-aarch64 through binfmt_misc (flag
+# F: the emulator is opened at registration, so the root needs no copy of
+# it), in which sh, make, gcc, cc1, as and ld are all emulated.  What it
+# builds is Debian's zlib sources, nobody's here.
+#
+#   scripts/chroot-build.sh root [DIR]    make the root (once: debootstrap's
+#                                         two stages, gcc and make in it,
+#                                         zlib's sources in /src)
+#   scripts/chroot-build.sh build [DIR] [-- TOOL-ARGS...]
+#                                         build zlib in it from clean; with
+#                                         TOOL-ARGS, under `qemu-jitbpf -a
+#                                         TOOL-ARGS` attached to every QEMU
+#   scripts/chroot-build.sh run [DIR] -- COMMAND...
+#                                         COMMAND in the root (emulated)
+#
+# DIR defaults to build/chroot-arm64.  Root; make tool qemu-static first.
+# The binfmt entry is jitbpf-chroot-aarch64, removed at the end of each
+# command.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/apt-private.sh
+. "$ROOT/scripts/apt-private.sh"
+QEMU=$ROOT/build/qemu-10.2.2-static/bin/qemu-aarch64-static
+TOOL=$ROOT/build/bin/qemu-jitbpf
+NAME=jitbpf-chroot-aarch64
+SUITE=bookworm
+
+die() { echo "chroot-build: $*" >&2; exit 1; }
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+DIR=$ROOT/build/chroot-arm64
+if [ $# -gt 0 ] && [ "$1" != -- ]; then DIR=$1; shift; fi
+[ "${1:-}" = -- ] && shift
+
+[ -x "$QEMU" ] || die "no $QEMU: make qemu-static first"
+command -v debootstrap >/dev/null || die "no debootstrap: make deps first"
+
+register() {
+	"$ROOT/scripts/binfmt.sh" register "$NAME" "$QEMU" aarch64 F
+	trap '"$ROOT/scripts/binfmt.sh" unregister "$NAME" || true' EXIT
+}
+
+# COMMAND... in the root, with /proc and /dev, in a mount namespace of its
+# own (nothing stays mounted when it ends).
+in_root() {
+	unshare -m --propagation private sh -c '
+		d=$1; shift
+		mount -t proc proc "$d/proc"
+		mount --rbind /dev "$d/dev"
+		exec chroot "$d" "$@"' sh "$DIR" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 "$@"
+}
+
+case $cmd in
+root)
+	if [ ! -e "$DIR/debootstrap/debootstrap" ] && [ ! -x "$DIR/usr/bin/gcc" ]; then
+		mkdir -p "$DIR"
+		debootstrap --foreign --arch=arm64 --variant=minbase \
+			--include=gcc,make,libc6-dev "$SUITE" "$DIR" "$MIRROR"
+	fi
+	register
+	if [ -e "$DIR/debootstrap/debootstrap" ]; then
+		in_root /debootstrap/debootstrap --second-stage
+	fi
+	if [ ! -d "$DIR/src/zlib" ]; then
+		src=$CACHE/dl/zlib-source
+		mkdir -p "$src"
+		(cd "$src" && { ls zlib_*.dsc >/dev/null 2>&1 ||
+			apt_private "$SUITE" source --download-only zlib >/dev/null; })
+		rm -rf "$DIR/src/zlib.tmp"
+		mkdir -p "$DIR/src"
+		dpkg-source -q -x "$(ls "$src"/zlib_*.dsc | head -1)" "$DIR/src/zlib.tmp" >/dev/null
+		mv "$DIR/src/zlib.tmp" "$DIR/src/zlib"
+	fi
+	in_root gcc --version | head -1
+	;;
+build)
+	[ -x "$DIR/usr/bin/gcc" ] && [ -d "$DIR/src/zlib" ] || die "no root in $DIR: run 'root' first"
+	register
+	rm -rf "$DIR/work"
+	cp -a "$DIR/src/zlib" "$DIR/work"
+	build='cd /work && ./configure >/dev/null && make -s -j2 libz.a example minigzip >/dev/null && ./example >/dev/null'
+	if [ $# -eq 0 ]; then
+		in_root sh -c "$build"
+		exit
+	fi
+	[ -x "$TOOL" ] || die "no $TOOL: make tool first"
+	log=$(mktemp)
+	"$TOOL" -a -v --qemu "$QEMU" "$@" 2>"$log" &
+	tool=$!
+	# Every QEMU from the time it says it attached is seen.
+	for _ in $(seq 300); do
+		grep -q 'attached to .* binaries' "$log" && break
+		[ -e "/proc/$tool" ] || { cat "$log" >&2; die "the tool exited before the build"; }
+		sleep 0.1
+	done
+	rc=0
+	in_root sh -c "$build" || rc=$?
+	kill -INT "$tool"
+	wait "$tool" || [ "$rc" -ne 0 ] || rc=$?
+	# (-v's log: kept for a failure; a report is best written to a FILE.)
+	[ "$rc" -eq 0 ] || cat "$log" >&2
+	rm -f "$log"
+	exit "$rc"
+	;;
+run)
+	[ -x "$DIR/usr/bin/gcc" ] || die "no root in $DIR: run 'root' first"
+	register
+	in_root "$@"
+	;;
+*)
+	echo "usage: chroot-build.sh root|build|run [DIR] [-- ARGS...]" >&2
+	exit 2
+	;;
+esac
