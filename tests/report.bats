@@ -38,8 +38,8 @@ rusage_cpu() {
 	assert_success
 	assert_line --regexp '^qemu-jitbpf report: 3 processes, [0-9.]+ s of CPU'
 	assert_line 'By program:'
-	assert_line --regexp ' 2  forktree$'
-	assert_line --regexp ' 1  exectree$'
+	assert_line --regexp ' 2 +[0-9]+ +[0-9]+  forktree$'
+	assert_line --regexp ' 1 +[0-9]+ +[0-9]+  exectree$'
 	assert_line --regexp '^ +[0-9.]+( +[0-9.]+%){6} +3 +[0-9]+  .*/forktree -n 300000 -e '
 	cmp <(sed -n '/^qemu-jitbpf report:/,/^Helpers\|^By subtree/p' <<<"$output" | head -n 3) \
 		<(head -n 3 "$D/r.txt") || fail "the table on stderr and in r.txt differ"
@@ -68,6 +68,28 @@ rusage_cpu() {
 	json "$D/r.json" "r['programs'][0]['runs'] + r['programs'][1]['runs']" | grep -qx 3
 	json "$D/r.json" "[t['processes'] for t in r['subtrees']]" | grep -qxF '[3]' ||
 		fail "subtrees: $(json "$D/r.json" "[t['processes'] for t in r['subtrees']]")"
+}
+
+@test "--report-rows: the rows of processes that ended first are folded into the totals by program and subtree, which still add up" {
+	binfmt_register "$QA"
+	local bb
+	bb=$(guest aarch64 busybox)
+	run "$QEMU_JITBPF" -F 999 --report-rows=2 --report="$D/r.json" --report="$D/r.txt" -- \
+		"$QA" "$bb" sh -c "for i in 1 2 3 4 5 6 7 8; do $bb true; done; $bb echo done"
+	assert_success
+	# The shell; 8 children, each a forked shell then true; the echo the
+	# shell execs last: 18 rows, most folded.
+	json "$D/r.json" "r['folded'] + len(r['processes'])" | grep -qx 18 || fail "$(cat "$D/r.txt")"
+	json "$D/r.json" "r['folded'] >= 14" | grep -qx True || fail "$(cat "$D/r.txt")"
+	grep -qE '^qemu-jitbpf report: 18 processes' "$D/r.txt" || fail "$(cat "$D/r.txt")"
+	grep -qE '^\(the [0-9]+ that ended first are in the totals below only\)' "$D/r.txt"
+	# By program, every run; the shell's subtree, all but the echo (its
+	# own pid's next program, not its child), with all their CPU.
+	json "$D/r.json" "sum(p['runs'] for p in r['programs'])" | grep -qx 18
+	json "$D/r.json" "[t['processes'] for t in r['subtrees']]" | grep -qxF '[17]' ||
+		fail "$(cat "$D/r.txt")"
+	json "$D/r.json" "[p for p in r['processes'] if p['command'].endswith('echo done') and ' sh -c ' not in p['command']][0]['cpu_ns'] + r['subtrees'][0]['cpu_ns'] == sum(p['cpu_ns'] for p in r['programs'])" |
+		grep -qx True || fail "$(cat "$D/r.json")"
 }
 
 @test "--report with -p: a guest still running is a row of its own, its CPU so far" {

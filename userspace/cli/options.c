@@ -88,6 +88,7 @@ enum {
 	OPT_PUSH_MAX_AGE,
 	OPT_PUSH_MAX_SAMPLES,
 	OPT_REPORT,
+	OPT_REPORT_ROWS,
 };
 
 /* How an option's argument is read. */
@@ -213,6 +214,11 @@ static const struct opt table[] = {
 	 "its code; by program and by subtree. Into FILE: .json, else a table (default: the "
 	 "table on stderr at the end); repeatable",
 	 K_FN, .fn = read_report},
+	{"report-rows", OPT_REPORT_ROWS, "N", 0,
+	 "--report: keep the rows of at most N processes that have ended (default 4096); the "
+	 "oldest beyond are counted in the totals by program and subtree only",
+	 K_UINT, AT(report_rows), .min = 1, .max = 10000000, .what = "row count",
+	 .unit = "1 to 10000000", .needs = {OPT_REPORT}},
 	/* Coverage. */
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov tracefile, "

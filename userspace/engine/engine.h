@@ -62,6 +62,7 @@ struct engine_opts {
 	const char **reports;
 	int nreports;
 	bool report;
+	unsigned report_rows; /* ended processes' rows kept (0: the default) */
 };
 
 /* Do the outputs need translated code (the prologue, TB reports)? */
@@ -96,6 +97,7 @@ struct proc {
 	uint64_t cpu_ns, start_ns, end_ns;
 	uint64_t cpu_base_ns;	 /* the CPU time when this program began (exec) */
 	struct report_proc *row; /* --report: its row */
+	bool row_ended;		 /* (complete but for its last samples) */
 	bool after_exec;	 /* its program came by an exec */
 	struct pidtab_node node; /* in the engine's table, by its pid */
 };

@@ -43,6 +43,7 @@ static uint64_t started(pid_t pid)
 static int begin(struct engine *e)
 {
 	e->report_at = mono_ns();
+	e->report.keep = e->o->report_rows;
 	return 0;
 }
 
@@ -54,6 +55,7 @@ static void proc_new(struct engine *e, struct proc *p)
 
 	p->row = row;
 	p->s.split = &row->split;
+	p->s.jm.count_again = true;
 	/* (A fork or an exec says when, in proc_begin().) */
 	row->start_ns = started(p->t->pid);
 	if (proc_parent_cpu(p->t->pid, &ppid, &cpu)) {
@@ -97,18 +99,19 @@ static char *guest_command(const char *cmdline, const char *exe)
 }
 
 /* P's row as of now: its program EXE has ended, or runs on. */
-static void fill_row(struct proc *p, const char *exe)
+static void fill_row(struct report *r, struct proc *p, const char *exe)
 {
 	struct report_proc *row = p->row;
 	uint64_t cpu = 0;
 	pid_t ppid;
 
 	free(row->command);
-	free(row->program);
 	row->command = guest_command(p->cmdline ? p->cmdline : p->t->exe, exe);
-	row->program = xstrdup(path_base(exe));
+	report_set_program(r, row, path_base(exe));
 	row->tbs = p->s.jm.tbs;
 	row->flushes = p->s.jm.flushes;
+	row->again_flush = p->s.jm.tbs_again_flush;
+	row->again_other = p->s.jm.tbs_again_other;
 	if (p->cpu_ns) {
 		/* Its exit or exec: the kernel's count, to the nanosecond. */
 		row->cpu_ns = p->cpu_ns > p->cpu_base_ns ? p->cpu_ns - p->cpu_base_ns : 0;
@@ -127,12 +130,20 @@ static void fill_row(struct proc *p, const char *exe)
 
 static void proc_end(struct engine *e, struct proc_end *pe)
 {
-	(void)e;
 	if (!pe->p->row)
 		return;
-	fill_row(pe->p, pe->exe);
-	pe->p->row = NULL;
+	fill_row(&e->report, pe->p, pe->exe);
+	pe->p->row_ended = true;
 	/* (Its last samples are named after this: into the row still.) */
+}
+
+/* Its samples are all in (the profile's proc_end named them): the row is
+ * complete, and may be folded. */
+static void proc_free(struct engine *e, struct proc *p)
+{
+	if (p->row)
+		report_final(&e->report, p->row);
+	p->row = NULL;
 }
 
 static int write_one(const struct report *r, const char *path)
@@ -164,8 +175,8 @@ static void tick(struct engine *e, uint64_t now, bool reap)
 	{
 		struct proc *p = proc_of(n);
 
-		if (p->row)
-			fill_row(p, p->s.jm.exe_path ? p->s.jm.exe_path : p->t->exe);
+		if (p->row && !p->row_ended)
+			fill_row(&e->report, p, p->s.jm.exe_path ? p->s.jm.exe_path : p->t->exe);
 	}
 	for (int i = 0; i < o->nreports; i++)
 		if (strcmp(o->reports[i], "-") && write_one(&e->report, o->reports[i]))
@@ -208,6 +219,7 @@ const struct output output_report = {
 	.proc_new = proc_new,
 	.proc_begin = proc_begin,
 	.proc_end = proc_end,
+	.proc_free = proc_free,
 	.tick = tick,
 	.end = end,
 	.free = free_all,

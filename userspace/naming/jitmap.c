@@ -110,6 +110,15 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 	bool pcrel;
 
 	m->tbs++;
+	if (m->count_again && !(tb->flags & TB_CACHED)) {
+		uint64_t *g = u64map_at(&m->again, tb->pc);
+
+		if (*g && *g - 1 < m->gen)
+			m->tbs_again_flush++;
+		else if (*g)
+			m->tbs_again_other++;
+		*g = m->gen + 1;
+	}
 	if (tb->ts < m->answered_ns)
 		m->tbs_held++;
 	if (tb->host + tb->size > m->host_hi)
@@ -269,6 +278,7 @@ void jitmap_prologue(struct jitmap *m, const struct qj_prologue *r)
 void jitmap_flush(struct jitmap *m)
 {
 	m->flushes++;
+	m->gen++;
 	/* QEMU also flushes right before it exits: keep the last
 	 * generation of code unless new code replaces it. */
 	m->flush_pending = true;
@@ -304,6 +314,10 @@ void jitmap_fork(struct jitmap *child, const struct jitmap *parent)
 	child->host_hi = parent->host_hi;
 	child->layout_known = parent->layout_known;
 	child->flush_pending = parent->flush_pending;
+	child->count_again = parent->count_again;
+	child->gen = parent->gen;
+	if (parent->count_again)
+		u64map_copy(&child->again, &parent->again);
 }
 
 void jitmap_free(struct jitmap *m)
@@ -321,5 +335,6 @@ void jitmap_free(struct jitmap *m)
 	guest_free(&m->guest);
 	codemap_free(&m->code);
 	codemap_free(&m->insns);
+	u64map_free(&m->again);
 	free(m->exe_path);
 }

@@ -19,6 +19,7 @@
 #include "qemu-jitbpf.h"
 #include "naming/codemap.h"
 #include "naming/guest.h"
+#include "util/u64map.h"
 
 struct partial;
 
@@ -43,6 +44,13 @@ struct jitmap {
 	uint64_t answered_ns;	 /* when QEMU answered our first request */
 	uint64_t tbs_held;	 /* translated before that: held by QEMU */
 	uint64_t tbs_cached;	 /* in the code cache at a handshake */
+	/* Blocks translated again (count_again): after a flush, and without
+	 * one (the guest wrote to its code, an invalidation, another CPU
+	 * state), from the generation each guest pc was last translated in. */
+	bool count_again;
+	struct u64map again; /* guest pc -> 1 + the flush generation */
+	uint64_t gen;
+	uint64_t tbs_again_flush, tbs_again_other;
 };
 
 /*

@@ -19,7 +19,8 @@ struct program_sum {
 	size_t runs;
 	uint64_t cpu_ns; /* the kernel's */
 	uint64_t tbs, flushes;
-	struct cpu_split split; /* sampled */
+	uint64_t again_flush, again_other; /* blocks translated again */
+	struct cpu_split split;		   /* sampled */
 };
 
 struct diagnosis {

@@ -31,22 +31,143 @@ static enum col col_of(enum cpu_part p)
 	}
 }
 
+/* Rows kept once ended, unless the report says otherwise. */
+#define KEEP_DEFAULT 4096
+/* Parents followed at most (a loop of reused pids ends there). */
+#define DEPTH_MAX 256
+
+static void index_row(struct report *r, struct report_proc *p)
+{
+	*u64map_at(&r->at, (uint64_t)p->pid) = p->at + 1;
+}
+
 struct report_proc *report_add(struct report *r, pid_t pid)
 {
 	struct report_proc *p = xcalloc(1, sizeof(*p));
 
 	p->pid = pid;
 	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	p->at = r->n;
 	r->v[r->n++] = p;
+	index_row(r, p);
 	return p;
 }
 
-static const struct report_proc *find(const struct report *r, pid_t pid)
+void report_set_program(struct report *r, struct report_proc *p, const char *program)
 {
+	p->program = strtab_add(&r->names, program);
+}
+
+/* The row of P's parent, if the report has it. */
+static struct report_proc *parent_of(const struct report *r, const struct report_proc *p)
+{
+	uint64_t at = u64map_get(&r->at, (uint64_t)p->ppid);
+	struct report_proc *up = at ? r->v[at - 1] : NULL;
+
+	return up && up != p ? up : NULL;
+}
+
+static void tally_row(struct report_tally *t, const struct report_proc *p)
+{
+	t->n++;
+	t->cpu_ns += p->cpu_ns;
+	cpu_split_add(&t->split, &p->split);
+	t->tbs += p->tbs;
+	t->flushes += p->flushes;
+	t->again_flush += p->again_flush;
+	t->again_other += p->again_other;
+}
+
+static void tally_add(struct report_tally *t, const struct report_tally *from)
+{
+	t->n += from->n;
+	t->cpu_ns += from->cpu_ns;
+	cpu_split_add(&t->split, &from->split);
+	t->tbs += from->tbs;
+	t->flushes += from->flushes;
+	t->again_flush += from->again_flush;
+	t->again_other += from->again_other;
+}
+
+static struct report_tally *prog_tally(struct report *r, const char *program)
+{
+	uint64_t *at = u64map_at(&r->prog_at, (uint64_t)(uintptr_t)program);
+
+	if (!*at) {
+		grow(&r->progs, &r->progs_cap, r->nprogs + 1, sizeof(*r->progs));
+		r->progs[r->nprogs] = (struct report_prog){.program = program};
+		*at = ++r->nprogs;
+	}
+	return &r->progs[*at - 1].t;
+}
+
+/* Fold P into its program's total and its ancestors' (P has no rows
+ * below it). */
+static void fold(struct report *r, struct report_proc *p)
+{
+	struct report_proc *up = p;
+
+	tally_row(prog_tally(r, p->program ? p->program : strtab_add(&r->names, "?")), p);
+	for (size_t depth = 0; depth < DEPTH_MAX && (up = parent_of(r, up)); depth++)
+		tally_row(&up->below, p);
+	free(p->command);
+	free(p->parent_name);
+	r->folded++;
+	r->nfinal--;
+}
+
+/* Fold the oldest ended rows that have none below them, down to three
+ * quarters of what is kept; compact the rows and their index. */
+static void fold_oldest(struct report *r)
+{
+	size_t want = r->nfinal - r->keep * 3 / 4, kept = 0;
+
 	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i]->pid == pid)
-			return r->v[i];
-	return NULL;
+		r->v[i]->has_kids = false;
+	for (size_t i = 0; i < r->n; i++) {
+		struct report_proc *up = parent_of(r, r->v[i]);
+
+		if (up)
+			up->has_kids = true;
+	}
+	for (size_t i = 0; i < r->n && want; i++) {
+		struct report_proc *p = r->v[i];
+
+		if (!p->final || p->has_kids)
+			continue;
+		fold(r, p);
+		want--;
+		/* (Its ancestors are found through the index: it goes after.) */
+		if (u64map_get(&r->at, (uint64_t)p->pid) == i + 1)
+			u64map_take(&r->at, (uint64_t)p->pid);
+		free(p);
+		r->v[i] = NULL;
+	}
+	u64map_clear(&r->at);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i]) {
+			r->v[kept] = r->v[i];
+			r->v[kept]->at = kept;
+			kept++;
+		}
+	r->n = kept;
+	for (size_t i = 0; i < r->n; i++)
+		index_row(r, r->v[i]);
+}
+
+void report_final(struct report *r, struct report_proc *p)
+{
+	size_t keep;
+
+	if (p->final)
+		return;
+	p->final = true;
+	r->nfinal++;
+	if (!r->keep)
+		r->keep = KEEP_DEFAULT;
+	keep = r->keep;
+	if (r->nfinal > keep)
+		fold_oldest(r);
 }
 
 static uint64_t wall_ns(const struct report_proc *p)
@@ -54,70 +175,59 @@ static uint64_t wall_ns(const struct report_proc *p)
 	return p->start_ns && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 }
 
-/* A total: its CPU, and its sampled split. */
+/* A total: a program's runs, or a subtree. */
 struct sum {
 	const char *key;	       /* a program's name */
 	const struct report_proc *top; /* a subtree's root */
-	uint64_t cpu_ns;
-	size_t n;
-	struct cpu_split split;
-	uint64_t tbs, flushes;
+	struct report_tally t;
 };
 
-static void sum_add(struct sum *s, const struct report_proc *p)
-{
-	s->cpu_ns += p->cpu_ns;
-	s->n++;
-	s->tbs += p->tbs;
-	s->flushes += p->flushes;
-	cpu_split_add(&s->split, &p->split);
-}
-
-/* By program, in the order of first run. */
+/* By program: what was folded, and the rows. */
 static struct sum *by_program(const struct report *r, size_t *n)
 {
-	struct sum *v = xcalloc(r->n ? r->n : 1, sizeof(*v));
+	struct sum *v = xcalloc(r->n + r->nprogs + 1, sizeof(*v));
+	struct u64map at = {0};
 
 	*n = 0;
+	for (size_t i = 0; i < r->nprogs; i++) {
+		v[*n].key = r->progs[i].program;
+		v[*n].t = r->progs[i].t;
+		*u64map_at(&at, (uint64_t)(uintptr_t)v[*n].key) = *n + 1;
+		++*n;
+	}
 	for (size_t i = 0; i < r->n; i++) {
 		const char *key = r->v[i]->program ? r->v[i]->program : "?";
-		size_t k = 0;
+		uint64_t *k = u64map_at(&at, (uint64_t)(uintptr_t)key);
 
-		while (k < *n && strcmp(v[k].key, key))
-			k++;
-		if (k == *n)
-			v[(*n)++].key = key;
-		sum_add(&v[k], r->v[i]);
+		if (!*k) {
+			v[*n].key = key;
+			*k = ++*n;
+		}
+		tally_row(&v[*k - 1].t, r->v[i]);
 	}
+	u64map_free(&at);
 	return v;
 }
 
-/* Is A an ancestor of (or) B, by the rows' parents? */
-static bool under(const struct report *r, const struct report_proc *a, const struct report_proc *b)
-{
-	for (size_t depth = 0; b && depth <= r->n; depth++) {
-		if (b == a)
-			return true;
-		b = find(r, b->ppid);
-	}
-	return false;
-}
-
-/* Each row that has rows below it: it and all it ran. */
+/* Each row that has rows below it (kept or folded): it and all it ran. */
 static struct sum *by_subtree(const struct report *r, size_t *n)
 {
-	struct sum *v = xcalloc(r->n ? r->n : 1, sizeof(*v));
+	struct sum *all = xcalloc(r->n + 1, sizeof(*all)), *v;
 
-	*n = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		struct sum s = {.top = r->v[i]};
+		const struct report_proc *p = r->v[i], *up = p;
 
-		for (size_t j = 0; j < r->n; j++)
-			if (under(r, r->v[i], r->v[j]))
-				sum_add(&s, r->v[j]);
-		if (s.n > 1)
-			v[(*n)++] = s;
+		all[i].top = p;
+		tally_row(&all[i].t, p);
+		tally_add(&all[i].t, &p->below);
+		for (size_t depth = 0; depth < DEPTH_MAX && (up = parent_of(r, up)); depth++)
+			tally_row(&all[up->at].t, p);
 	}
+	v = all;
+	*n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (all[i].t.n > 1)
+			v[(*n)++] = all[i];
 	return v;
 }
 
@@ -132,11 +242,13 @@ static struct diagnosis *diagnoses(const struct sum *progs, size_t nprogs, size_
 	for (size_t i = 0; i < nprogs; i++) {
 		struct program_sum p = {
 			.program = progs[i].key,
-			.runs = progs[i].n,
-			.cpu_ns = progs[i].cpu_ns,
-			.tbs = progs[i].tbs,
-			.flushes = progs[i].flushes,
-			.split = progs[i].split,
+			.runs = progs[i].t.n,
+			.cpu_ns = progs[i].t.cpu_ns,
+			.tbs = progs[i].t.tbs,
+			.flushes = progs[i].t.flushes,
+			.again_flush = progs[i].t.again_flush,
+			.again_other = progs[i].t.again_other,
+			.split = progs[i].t.split,
 		};
 
 		*n += diagnose_program(&p, d + *n, DIAG_MAX);
@@ -148,7 +260,7 @@ static int by_cpu(const void *a, const void *b)
 {
 	const struct sum *x = a, *y = b;
 
-	return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
+	return x->t.cpu_ns < y->t.cpu_ns ? 1 : x->t.cpu_ns > y->t.cpu_ns ? -1 : 0;
 }
 
 static int rows_by_cpu(const void *a, const void *b)
@@ -191,38 +303,45 @@ static void put_header(FILE *f, const char *first)
 void report_write_text(const struct report *r, FILE *f)
 {
 	struct report_proc **rows = xcalloc(r->n ? r->n : 1, sizeof(*rows));
-	struct sum all = {0}, *progs, *trees;
+	struct report_tally all = {0};
+	struct sum *progs, *trees;
 	size_t nprogs, ntrees;
 
-	for (size_t i = 0; i < r->n; i++) {
+	progs = by_program(r, &nprogs);
+	for (size_t i = 0; i < nprogs; i++)
+		tally_add(&all, &progs[i].t);
+	for (size_t i = 0; i < r->n; i++)
 		rows[i] = r->v[i];
-		sum_add(&all, r->v[i]);
-	}
 	qsort(rows, r->n, sizeof(*rows), rows_by_cpu);
 	fprintf(f,
 		"qemu-jitbpf report: %zu process%s, %.3f s of CPU (the kernel's), split by %" PRIu64
 		" samples\n",
-		r->n, r->n == 1 ? "" : "es", all.cpu_ns / 1e9, all.split.samples);
+		all.n, all.n == 1 ? "" : "es", all.cpu_ns / 1e9, all.split.samples);
+	if (r->folded)
+		fprintf(f, "(the %zu that ended first are in the totals below only)\n", r->folded);
 	put_header(f, "CPU s");
-	fprintf(f, " %8s %8s %7s %7s  %s\n", "wall s", "TBs", "flushes", "PID", "COMMAND");
+	fprintf(f, " %8s %8s %7s %7s %7s  %s\n", "wall s", "TBs", "again", "flushes", "PID",
+		"COMMAND");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct report_proc *p = rows[i];
 
 		fprintf(f, "  %8.3f", p->cpu_ns / 1e9);
 		put_shares(f, &p->split);
-		fprintf(f, " %8.3f %8" PRIu64 " %7" PRIu64 " %7d  %s%s\n", wall_ns(p) / 1e9, p->tbs,
-			p->flushes, (int)p->pid, p->command ? p->command : "?",
-			p->running ? " (running)" : "");
+		fprintf(f, " %8.3f %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7d  %s%s\n",
+			wall_ns(p) / 1e9, p->tbs, p->again_flush + p->again_other, p->flushes,
+			(int)p->pid, p->command ? p->command : "?", p->running ? " (running)" : "");
 	}
-	progs = by_program(r, &nprogs);
 	qsort(progs, nprogs, sizeof(*progs), by_cpu);
 	fprintf(f, "By program:\n");
 	put_header(f, "CPU s");
-	fprintf(f, " %6s  %s\n", "runs", "PROGRAM");
+	fprintf(f, " %6s %8s %7s  %s\n", "runs", "TBs", "again", "PROGRAM");
 	for (size_t i = 0; i < nprogs; i++) {
-		fprintf(f, "  %8.3f", progs[i].cpu_ns / 1e9);
-		put_shares(f, &progs[i].split);
-		fprintf(f, " %6zu  %s\n", progs[i].n, progs[i].key);
+		const struct report_tally *t = &progs[i].t;
+
+		fprintf(f, "  %8.3f", t->cpu_ns / 1e9);
+		put_shares(f, &t->split);
+		fprintf(f, " %6zu %8" PRIu64 " %7" PRIu64 "  %s\n", t->n, t->tbs,
+			t->again_flush + t->again_other, progs[i].key);
 	}
 	trees = by_subtree(r, &ntrees);
 	qsort(trees, ntrees, sizeof(*trees), by_cpu);
@@ -231,9 +350,9 @@ void report_write_text(const struct report *r, FILE *f)
 		put_header(f, "CPU s");
 		fprintf(f, " %6s %7s  %s\n", "procs", "PID", "COMMAND");
 		for (size_t i = 0; i < ntrees; i++) {
-			fprintf(f, "  %8.3f", trees[i].cpu_ns / 1e9);
-			put_shares(f, &trees[i].split);
-			fprintf(f, " %6zu %7d  %s\n", trees[i].n, (int)trees[i].top->pid,
+			fprintf(f, "  %8.3f", trees[i].t.cpu_ns / 1e9);
+			put_shares(f, &trees[i].t.split);
+			fprintf(f, " %6zu %7d  %s\n", trees[i].t.n, (int)trees[i].top->pid,
 				trees[i].top->command ? trees[i].top->command : "?");
 		}
 	}
@@ -283,6 +402,15 @@ static void put_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void put_json_code(FILE *f, uint64_t tbs, uint64_t flushes, uint64_t again_flush,
+			  uint64_t again_other)
+{
+	fprintf(f,
+		"\"tbs\": %" PRIu64 ", \"flushes\": %" PRIu64
+		", \"tbs_again\": {\"after_flush\": %" PRIu64 ", \"other\": %" PRIu64 "}, ",
+		tbs, flushes, again_flush, again_other);
+}
+
 static void put_json_split(FILE *f, const struct cpu_split *s)
 {
 	fprintf(f, "\"samples\": %" PRIu64 ", \"sampled_ns\": {", s->samples);
@@ -296,14 +424,14 @@ void report_write_json(const struct report *r, FILE *f)
 	struct sum *progs, *trees;
 	size_t nprogs, ntrees;
 
-	fprintf(f, "{\"processes\": [");
+	fprintf(f, "{\"folded\": %zu, \"processes\": [", r->folded);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct report_proc *p = r->v[i], *up;
 		size_t depth = 0;
 
 		fprintf(f, "%s\n  {\"pid\": %d, \"ppid\": %d, \"parents\": [", i ? "," : "",
 			(int)p->pid, (int)p->ppid);
-		for (up = find(r, p->ppid); up && depth++ < r->n; up = find(r, up->ppid))
+		for (up = parent_of(r, p); up && depth++ < DEPTH_MAX; up = parent_of(r, up))
 			fprintf(f, "%s%d", depth > 1 ? ", " : "", (int)up->pid);
 		fprintf(f, "], \"parent_name\": ");
 		put_json_string(f, p->parent_name ? p->parent_name : "");
@@ -311,10 +439,9 @@ void report_write_json(const struct report *r, FILE *f)
 		put_json_string(f, p->command ? p->command : "");
 		fprintf(f, ", \"program\": ");
 		put_json_string(f, p->program ? p->program : "");
-		fprintf(f,
-			", \"running\": %s, \"wall_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64
-			", \"tbs\": %" PRIu64 ", \"flushes\": %" PRIu64 ", ",
-			p->running ? "true" : "false", wall_ns(p), p->cpu_ns, p->tbs, p->flushes);
+		fprintf(f, ", \"running\": %s, \"wall_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", ",
+			p->running ? "true" : "false", wall_ns(p), p->cpu_ns);
+		put_json_code(f, p->tbs, p->flushes, p->again_flush, p->again_other);
 		put_json_split(f, &p->split);
 		fputc('}', f);
 	}
@@ -323,9 +450,11 @@ void report_write_json(const struct report *r, FILE *f)
 	for (size_t i = 0; i < nprogs; i++) {
 		fprintf(f, "%s\n  {\"program\": ", i ? "," : "");
 		put_json_string(f, progs[i].key);
-		fprintf(f, ", \"runs\": %zu, \"cpu_ns\": %" PRIu64 ", ", progs[i].n,
-			progs[i].cpu_ns);
-		put_json_split(f, &progs[i].split);
+		fprintf(f, ", \"runs\": %zu, \"cpu_ns\": %" PRIu64 ", ", progs[i].t.n,
+			progs[i].t.cpu_ns);
+		put_json_code(f, progs[i].t.tbs, progs[i].t.flushes, progs[i].t.again_flush,
+			      progs[i].t.again_other);
+		put_json_split(f, &progs[i].t.split);
 		fputc('}', f);
 	}
 	trees = by_subtree(r, &ntrees);
@@ -334,9 +463,11 @@ void report_write_json(const struct report *r, FILE *f)
 		fprintf(f, "%s\n  {\"pid\": %d, \"command\": ", i ? "," : "",
 			(int)trees[i].top->pid);
 		put_json_string(f, trees[i].top->command ? trees[i].top->command : "");
-		fprintf(f, ", \"processes\": %zu, \"cpu_ns\": %" PRIu64 ", ", trees[i].n,
-			trees[i].cpu_ns);
-		put_json_split(f, &trees[i].split);
+		fprintf(f, ", \"processes\": %zu, \"cpu_ns\": %" PRIu64 ", ", trees[i].t.n,
+			trees[i].t.cpu_ns);
+		put_json_code(f, trees[i].t.tbs, trees[i].t.flushes, trees[i].t.again_flush,
+			      trees[i].t.again_other);
+		put_json_split(f, &trees[i].t.split);
 		fputc('}', f);
 	}
 	{
@@ -366,10 +497,13 @@ void report_free(struct report *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i]->command);
-		free(r->v[i]->program);
 		free(r->v[i]->parent_name);
 		free(r->v[i]);
 	}
 	free(r->v);
+	free(r->progs);
+	u64map_free(&r->at);
+	u64map_free(&r->prog_at);
+	strtab_free(&r->names);
 	*r = (struct report){0};
 }

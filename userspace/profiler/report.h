@@ -4,7 +4,9 @@
  * (its command line, its parent, its wall and CPU time from the kernel,
  * that CPU split by where its samples were, its code), rolled up by
  * program (every run of cc1 together) and by subtree (a process with all
- * it ran); written as a table for people or as JSON.
+ * it ran); written as a table for people or as JSON.  Bounded: once more
+ * than `keep` rows have ended, the oldest without rows below them are
+ * folded into their program's and their ancestors' totals.
  */
 #ifndef QJ_REPORT_H
 #define QJ_REPORT_H
@@ -15,27 +17,65 @@
 #include <sys/types.h>
 
 #include "profiler/cpusplit.h"
+#include "util/strtab.h"
+#include "util/u64map.h"
+
+/* What rows add up to: a program's runs, a subtree, what was folded. */
+struct report_tally {
+	size_t n;	 /* rows */
+	uint64_t cpu_ns; /* the kernel's */
+	struct cpu_split split;
+	uint64_t tbs, flushes;
+	uint64_t again_flush, again_other; /* blocks translated again */
+};
 
 struct report_proc {
 	pid_t pid, ppid;
-	char *command;	   /* the guest's command line, as ps shows it */
-	char *program;	   /* the guest program's name */
-	char *parent_name; /* the parent's, when the report has no row of it */
-	uint64_t start_ns; /* CLOCK_MONOTONIC; 0: unknown */
-	uint64_t end_ns;   /* its exit, or the report's time */
-	uint64_t cpu_ns;   /* the kernel's accounting of its threads */
-	bool running;	   /* still running at the report */
+	char *command;	     /* the guest's command line, as ps shows it */
+	const char *program; /* the guest program's name (the report's) */
+	char *parent_name;   /* the parent's, when the report has no row of it */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC; 0: unknown */
+	uint64_t end_ns;     /* its exit, or the report's time */
+	uint64_t cpu_ns;     /* the kernel's accounting of its threads */
+	bool running;	     /* still running at the report */
+	bool final;	     /* its process is gone: nothing comes into it */
 	struct cpu_split split;
 	uint64_t tbs, flushes;
+	/* Blocks translated again after a flush, and without one (the guest
+	 * wrote to its code, an invalidation, another CPU state). */
+	uint64_t again_flush, again_other;
+	/* The report's own. */
+	struct report_tally below; /* rows under it folded */
+	size_t at;		   /* its index in v */
+	bool has_kids;
+};
+
+/* A program's folded runs. */
+struct report_prog {
+	const char *program;
+	struct report_tally t;
 };
 
 struct report {
-	struct report_proc **v;
+	struct report_proc **v; /* in the order they came */
 	size_t n, cap;
+	struct u64map at; /* pid -> 1 + the index of its latest row */
+	struct strtab names;
+	/* Rows kept once their process is gone; beyond, the oldest leaves
+	 * are folded into their program's and their ancestors' totals. */
+	size_t keep;
+	size_t nfinal, folded;
+	struct report_prog *progs; /* what was folded, by program */
+	size_t nprogs, progs_cap;
+	struct u64map prog_at; /* interned name -> 1 + index in progs */
 };
 
 /* A new row for PID (zeroed but for it): the report's. */
 struct report_proc *report_add(struct report *r, pid_t pid);
+/* Its program's name, kept by the report. */
+void report_set_program(struct report *r, struct report_proc *p, const char *program);
+/* P's process is gone and P is complete: it may be folded from now on. */
+void report_final(struct report *r, struct report_proc *p);
 /* The report as a table for people, or as JSON for scripts. */
 void report_write_text(const struct report *r, FILE *f);
 void report_write_json(const struct report *r, FILE *f);

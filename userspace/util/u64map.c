@@ -169,6 +169,17 @@ void u64map_clear(struct u64map *m)
 	m->n = 0;
 }
 
+void u64map_copy(struct u64map *to, const struct u64map *from)
+{
+	u64map_free(to);
+	if (!from->cap)
+		return;
+	to->e = xmalloc(from->cap * sizeof(*to->e));
+	memcpy(to->e, from->e, from->cap * sizeof(*to->e));
+	to->n = from->n;
+	to->cap = from->cap;
+}
+
 void u64map_free(struct u64map *m)
 {
 	free(m->e);

@@ -30,6 +30,8 @@ void u64map_clear(struct u64map *m);
 void u64map_sort(struct u64map_ent *v, size_t n);
 /* V[0, N) ascending, by the same radix sort. */
 void u64_sort(uint64_t *v, size_t n);
+/* TO (whose entries go) becomes a copy of FROM. */
+void u64map_copy(struct u64map *to, const struct u64map *from);
 void u64map_free(struct u64map *m);
 
 #endif
