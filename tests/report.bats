@@ -200,3 +200,46 @@ cpu_s() {
 	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 2)" \
 		"$before" "$after" || fail "$before s, then $after s"
 }
+
+@test "--report diagnoses code the guest writes to (smc storing into its own code page); keeping the store off code saves most of the time" {
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QA" "$(guest aarch64 smc)" 20000
+	assert_success
+	assert_line --regexp '^  code-written: smc: [0-9]+ of [0-9]+ blocks were translated again with no flush between \(their code was written to\), and translating took [0-9]+% of [0-9.]+ s of CPU\.$'
+	[ "$(diagnoses)" = "code-written smc" ] || fail "diagnoses: $(diagnoses)"
+	json "$D/r.json" "r['processes'][0]['tbs_again']['other'] >= 19000" | grep -qx True ||
+		fail "$(cat "$D/r.json")"
+	before=$(cpu_s)
+	# The change applied: the same stores into a page of data.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$(guest aarch64 smc)" 20000 data
+	assert_success
+	assert_line 'smc 20000 e003d9789ffb4241'
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# smc 20000: $before s of CPU storing into its code, $after s storing into data" >&3
+	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 4)" \
+		"$before" "$after" || fail "$before s, then $after s"
+}
+
+@test "--report diagnoses a short program run many times that translates the same code each run (busybox md5sum per file); one run for all files saves most of the time" {
+	binfmt_register "$QA"
+	local bb f
+	bb=$(guest aarch64 busybox)
+	mkdir "$D/in"
+	for f in $(seq 40); do head -c 2000 /dev/urandom >"$D/in/f$f"; done
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- \
+		"$QA" "$bb" sh -c "for f in $D/in/f*; do $bb md5sum \$f; done"
+	assert_success
+	[ "$(grep -c "  $D/in/f" <<<"$output")" = 40 ] || fail "not 40 sums"
+	assert_line --regexp '^  short-runs: busybox: 81 runs of [0-9.]+ s of CPU each on average spent [0-9]+% of it translating, [0-9]+ blocks a run\.$'
+	[ "$(diagnoses)" = "short-runs busybox" ] || fail "diagnoses: $(diagnoses)"
+	before=$(cpu_s)
+	# The change applied: one run for the 40 files, the same sums.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$bb" sh -c "$bb md5sum $D/in/f*"
+	assert_success
+	[ "$(grep -c "  $D/in/f" <<<"$output")" = 40 ] || fail "not 40 sums"
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# md5sum of 40 files: $before s of CPU in 40 runs, $after s in one" >&3
+	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 4)" \
+		"$before" "$after" || fail "$before s, then $after s"
+}

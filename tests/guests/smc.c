@@ -2,7 +2,10 @@
  * Self-modifying code as QEMU sees it: each round the guest stores a byte
  * of smc_target back into its own code page (the same value), so QEMU
  * throws away that page's translations and translates smc_target again.
- * Usage: smc [ROUNDS]; prints a checksum that depends only on ROUNDS.
+ * Usage: smc [ROUNDS [data]]; prints a checksum that depends only on
+ * ROUNDS.  With "data", the byte is stored to a page of data instead: the
+ * same work with the code left alone (what keeping written data off code
+ * pages saves).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,9 @@ unsigned long __attribute__((noinline, aligned(4096))) smc_target(unsigned long 
 	return x;
 }
 
+/* Written instead of the code with "data". */
+static unsigned char data_page[4096] __attribute__((aligned(4096)));
+
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 1000;
@@ -25,6 +31,7 @@ int main(int argc, char **argv)
 	volatile unsigned char *code = (volatile unsigned char *)smc_target;
 	uintptr_t base = (uintptr_t)code & ~(uintptr_t)(page - 1);
 	unsigned long x = 1;
+	volatile unsigned char *store = argc > 2 && argv[2][0] == 'd' ? data_page : code;
 
 	if (mprotect((void *)base, page, PROT_READ | PROT_WRITE | PROT_EXEC)) {
 		perror("smc: mprotect");
@@ -32,7 +39,7 @@ int main(int argc, char **argv)
 	}
 	for (long r = 0; r < rounds; r++) {
 		x = smc_target(x);
-		code[0] = code[0];
+		store[0] = code[0];
 	}
 	printf("smc %ld %lx\n", rounds, x);
 	return 0;

@@ -52,10 +52,56 @@ static bool pauth(const struct program_sum *p, struct diagnosis *d)
 	return true;
 }
 
+/*
+ * A program run many times that spends its time translating: QEMU keeps no
+ * translated code from one process to the next, so each run translates
+ * again what the last one did.
+ */
+static bool short_runs(const struct program_sum *p, struct diagnosis *d)
+{
+	double t = share(p, PART_TRANSLATE);
+
+	if (p->runs < 10 || t < 40)
+		return false;
+	d->id = "short-runs";
+	d->fix = "each run translates its code anew (QEMU keeps none from one process to the "
+		 "next): fewer, longer runs (one run for many inputs, as xargs does), or this "
+		 "step run natively (a cross tool)";
+	snprintf(d->evidence, sizeof(d->evidence),
+		 "%zu runs of %.3f s of CPU each on average spent %.0f%% of it translating, "
+		 "%" PRIu64 " blocks a run",
+		 p->runs, p->cpu_ns / 1e9 / p->runs, t, p->tbs / p->runs);
+	return true;
+}
+
+/*
+ * Blocks translated again without a flush between: the guest wrote to
+ * pages it runs code from (its own JIT, or data beside code), and QEMU
+ * threw their translations away.
+ */
+static bool code_written(const struct program_sum *p, struct diagnosis *d)
+{
+	double t = share(p, PART_TRANSLATE);
+
+	if (!p->tbs || p->again_other * 10 < p->tbs || t < 25)
+		return false;
+	d->id = "code-written";
+	d->fix = "the guest writes to pages it runs code from: keep written data off code pages; "
+		 "a JIT in the guest (node, Java) writes its code (node --jitless or java -Xint "
+		 "write none: measure both)";
+	snprintf(d->evidence, sizeof(d->evidence),
+		 "%" PRIu64 " of %" PRIu64 " blocks were translated again with no flush between "
+		 "(their code was written to), and translating took %.0f%% of %.3f s of CPU",
+		 p->again_other, p->tbs, t, p->cpu_ns / 1e9);
+	return true;
+}
+
 size_t diagnose_program(const struct program_sum *p, struct diagnosis *d, size_t dmax)
 {
 	static bool (*const rules[])(const struct program_sum *, struct diagnosis *) = {
 		code_cache,
+		short_runs,
+		code_written,
 		pauth,
 	};
 	size_t n = 0;
