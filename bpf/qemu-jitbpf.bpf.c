@@ -538,6 +538,7 @@ int BPF_USDT(jit_calls_wait, __u64 unread, __u64 seq, __u64 sync)
  */
 const volatile __u32 task_pid_off, task_tgid_off, task_signal_off, signal_live_off;
 const volatile __u32 signal_runtime_off, task_runtime_off, task_start_off, task_leader_off;
+const volatile __u32 bprm_interp_off, task_mm_off, mm_arg_start_off, mm_arg_end_off;
 
 /*
  * A fork, exec or exit of a followed process.  In a followed tree, user
@@ -563,13 +564,10 @@ static __always_inline void task_event(__u32 type, __u32 pid, __u32 child)
  * this one's, and a group leader's that exited first and waits to be
  * reaped (after an exec, the others are gone into the signal_struct).
  */
-static __always_inline void cpu_event(__u32 type, __u32 pid)
+static __always_inline void cpu_fill(struct qj_exit *r, __u32 type, __u32 pid)
 {
 	__u64 task = bpf_get_current_task(), leader = 0, signal = 0;
-	struct qj_exit *r = reserve(sizeof(*r));
 
-	if (!r)
-		return;
 	fill_hdr(&r->hdr, type, bpf_ktime_get_ns());
 	bpf_probe_read_kernel(&signal, sizeof(signal), (void *)(task + task_signal_off));
 	r->hdr.pid = pid;
@@ -579,7 +577,6 @@ static __always_inline void cpu_event(__u32 type, __u32 pid)
 	if (leader && leader != task)
 		r->cpu_ns += kernel_u64(leader + task_runtime_off);
 	r->start_ns = leader ? kernel_u64(leader + task_start_off) : 0;
-	qj_submit(&events, r, wake_bytes, follow_tree);
 }
 
 /* Is PID one of the processes this run follows? */
@@ -624,11 +621,31 @@ SEC("raw_tp/sched_process_exec")
 int qemu_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = qj_current_ids() >> 32;
+	struct qj_exec *r;
+	__u64 interp, mm, start, len;
 
 	if (follow_tree ? !followed(pid) : !!bpf_map_delete_elem(&procs, &pid))
 		return 0;
 	bpf_map_delete_elem(&procs, &pid);
-	cpu_event(QJ_EV_EXEC, pid);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	cpu_fill(&r->x, QJ_EV_EXEC, pid);
+	/* sched_process_exec(p, old_pid, bprm) */
+	interp = kernel_u64(ctx->args[2] + bprm_interp_off);
+	if (!interp || bpf_probe_read_kernel_str(r->interp, sizeof(r->interp), (void *)interp) < 0)
+		r->interp[0] = 0;
+	/* Its arguments, which exec has just copied to its new stack. */
+	mm = kernel_u64(bpf_get_current_task() + task_mm_off);
+	start = mm ? kernel_u64(mm + mm_arg_start_off) : 0;
+	len = mm ? kernel_u64(mm + mm_arg_end_off) - start : 0;
+	if (len > QJ_ARGS_MAX)
+		len = QJ_ARGS_MAX;
+	r->args_len = 0;
+	if (start && len &&
+	    !bpf_probe_read_user(r->args, len & (2 * QJ_ARGS_MAX - 1), (void *)start))
+		r->args_len = len;
+	qj_submit(&events, r, wake_bytes, follow_tree);
 	return 0;
 }
 
@@ -662,6 +679,7 @@ int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = qj_current_ids(), signal = 0;
 	__u32 pid = id >> 32, tid = (__u32)id;
+	struct qj_exit *r;
 
 	if (!followed(pid))
 		return 0;
@@ -673,7 +691,11 @@ int qemu_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (bpf_map_delete_elem(follow_tree ? (void *)&tree : (void *)&procs, &pid))
 		return 0;
 	bpf_map_delete_elem(&procs, &pid);
-	cpu_event(QJ_EV_EXIT, pid);
+	r = reserve(sizeof(*r));
+	if (r) {
+		cpu_fill(r, QJ_EV_EXIT, pid);
+		qj_submit(&events, r, wake_bytes, follow_tree);
+	}
 	return 0;
 }
 

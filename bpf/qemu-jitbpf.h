@@ -61,7 +61,7 @@ enum qj_event_type {
 	QJ_EV_CALLS,	  /* struct qj_calls: guest calls and returns */
 	QJ_EV_SAMPLE,	  /* struct qj_sample (profile.h): a profiler sample */
 	QJ_EV_FORK,	  /* struct qj_fork: a traced QEMU forked (-a) */
-	QJ_EV_EXEC,	  /* struct qj_exit: a traced QEMU exec'd another program */
+	QJ_EV_EXEC,	  /* struct qj_exec: a traced QEMU exec'd another program */
 	QJ_EV_EXIT,	  /* struct qj_exit: a traced QEMU's last thread exited */
 	QJ_EV_LOADED_ELF, /* struct qj_image: ELF file loaded by a system-mode QEMU */
 	QJ_EV_CALLS_LOST, /* struct qj_calls_lost: a thread's last lost calls, at its exit */
@@ -246,6 +246,21 @@ struct qj_exit {
 	struct qj_hdr hdr;
 	__u64 cpu_ns;	/* 0: unknown */
 	__u64 start_ns; /* CLOCK_MONOTONIC, as hdr.ts; 0: unknown */
+};
+
+/* QJ_EV_EXEC: what an exit says, the interpreter execve ran, as it named
+ * it (a binfmt_misc entry's emulator, else the program itself), and the
+ * command line: user space reads /proc/PID, and these when the program is
+ * already gone. */
+#define QJ_ARGS_MAX 1024
+struct qj_exec {
+	struct qj_exit x;
+	char interp[QJ_PATH_MAX];
+	/* Its command line as /proc/PID/cmdline has it (NUL-separated), its
+	 * first ARGS_LEN bytes. */
+	__u32 args_len;
+	__u32 pad;
+	char args[QJ_ARGS_MAX];
 };
 
 #endif /* QEMU_JITBPF_H */

@@ -92,6 +92,41 @@ rusage_cpu() {
 		grep -qx True || fail "$(cat "$D/r.json")"
 }
 
+@test "--timeline: a Chrome trace that the format's rules accept, a track per process below its parent's, named by its command line, with its programs and phases" {
+	binfmt_register "$QA"
+	local bb
+	bb=$(guest aarch64 busybox)
+	run "$QEMU_JITBPF" -F 999 --timeline="$D/t.json" --report="$D/r.json" -- \
+		"$QA" "$bb" sh -c "$bb true; $bb md5sum $bb; $bb echo done"
+	assert_success
+	run /usr/bin/python3 "$BATS_TEST_DIRNAME/trace-check.py" "$D/t.json"
+	assert_success
+	# The shell's track first, with its own program and the echo it
+	# execs last; each child below it, its parent named, a fork then
+	# the program it execs; an arrow from the shell to each child.
+	assert_line --index 0 --regexp "^0 [0-9]+ - \| $bb sh -c .* \| busybox( translate| run| kernel| qemu)+ busybox( translate| run| kernel| qemu)*\$"
+	assert_line --index 1 --regexp "^1 [0-9]+ parent busybox \([0-9]+\) \| $bb sh -c .* \| busybox .*busybox"
+	assert_line --index 2 --regexp "^2 [0-9]+ parent busybox \([0-9]+\) \| $bb sh -c .* \| busybox .*busybox"
+	[ "$(grep -c '^flow ' <<<"$output")" = 2 ] || fail "not two forks"
+	# Each of the report's rows is a slice with its command line.
+	json "$D/t.json" "sorted(e['args']['command'] for e in r['traceEvents'] if e.get('cat') == 'program') == sorted(p['command'] for p in json.load(open('$D/r.json'))['processes'])" |
+		grep -qx True || fail "the slices are not the report's rows"
+	# The md5sum's slice holds its phases, translation among them.
+	json "$D/t.json" "[e['args']['command'] for e in r['traceEvents'] if e.get('cat') == 'program' and e['args']['command'].endswith('md5sum $bb')] == ['$bb md5sum $bb']" |
+		grep -qx True || fail "no md5sum slice"
+	grep -q '"name": "translate", "cat": "phase"' "$D/t.json"
+	# A broken trace is refused: two slices of one track that overlap.
+	/usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = [e for e in d['traceEvents'] if e['ph'] == 'X'][0]
+d['traceEvents'].append(dict(x, ts=x['ts'] + x['dur'] / 2, dur=x['dur']))
+json.dump(d, open(sys.argv[2], 'w'))" "$D/t.json" "$D/bad.json"
+	run /usr/bin/python3 "$BATS_TEST_DIRNAME/trace-check.py" "$D/bad.json"
+	assert_failure 1
+	assert_output --partial "without nesting"
+}
+
 @test "--report with -p: a guest still running is a row of its own, its CPU so far" {
 	start_bg "$QX" "$(guest x86_64 spin)" 2000000
 	sleep 1

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* Can the profiles be written?  Said before anything runs, not after. */
-static int check_paths(const char *what, const char **files, int n)
+static int check_paths(const char *what, const char *const *files, int n)
 {
 	for (int i = 0; i < n; i++) {
 		char *dir, *slash;
@@ -78,7 +78,8 @@ int check_input(const struct engine_opts *o)
 	}
 	if (check_paths("profile", o->prof.files, o->prof.nfiles) ||
 	    check_paths("coverage", o->cov.files, o->cov.nfiles) ||
-	    check_paths("report", o->reports, o->nreports))
+	    check_paths("report", o->reports, o->nreports) ||
+	    (o->timeline && check_paths("timeline", &o->timeline, 1)))
 		return -EINVAL;
 	if (o->cov.cache_dir && listcache_check(o->cov.cache_dir))
 		return -EINVAL;

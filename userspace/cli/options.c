@@ -89,6 +89,7 @@ enum {
 	OPT_PUSH_MAX_SAMPLES,
 	OPT_REPORT,
 	OPT_REPORT_ROWS,
+	OPT_TIMELINE,
 };
 
 /* How an option's argument is read. */
@@ -219,6 +220,11 @@ static const struct opt table[] = {
 	 "oldest beyond are counted in the totals by program and subtree only",
 	 K_UINT, AT(report_rows), .min = 1, .max = 10000000, .what = "row count",
 	 .unit = "1 to 10000000", .needs = {OPT_REPORT}},
+	{"timeline", OPT_TIMELINE, "FILE", 0,
+	 "The processes in time as a Chrome trace for Perfetto or chrome://tracing: a track per "
+	 "process below its parent's, named by its command line, a slice per program it ran, "
+	 "with the phases its samples show (translate, guest, lookup, helpers, kernel)",
+	 K_FN, .fn = read_timeline},
 	/* Coverage. */
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov tracefile, "

@@ -203,6 +203,15 @@ bool read_report(struct engine_opts *o, char *arg, char *why, size_t len)
 	return true;
 }
 
+bool read_timeline(struct engine_opts *o, char *arg, char *why, size_t len)
+{
+	(void)why, (void)len;
+	/* The report's rows, in time; its phases come from samples. */
+	o->report = o->profile = true;
+	o->timeline = arg;
+	return true;
+}
+
 bool read_top(struct engine_opts *o, char *arg, char *why, size_t len)
 {
 	(void)arg, (void)why, (void)len;

@@ -63,6 +63,7 @@ struct engine_opts {
 	int nreports;
 	bool report;
 	unsigned report_rows; /* ended processes' rows kept (0: the default) */
+	const char *timeline; /* --timeline FILE */
 };
 
 /* Do the outputs need translated code (the prologue, TB reports)? */

@@ -21,24 +21,42 @@ struct cache {
 };
 
 /* Byte offset of MEMBER in struct NAME; -errno if the kernel has none. */
-static int offset_of(const struct btf *btf, const char *name, const char *member, uint32_t *off)
+/* MEMBER's offset in the struct or union T, looked for in its anonymous
+ * members too (mm_struct's fields are in one). */
+static int member_offset(const struct btf *btf, const struct btf_type *t, const char *member,
+			 uint32_t *off, int depth)
 {
-	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m;
+	const struct btf_member *m = btf_members(t);
 
-	if (!t)
-		return -ENOENT;
-	m = btf_members(t);
 	for (int i = 0; i < btf_vlen(t); i++, m++) {
 		const char *n = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt;
+		uint32_t in;
 
-		if (n && !strcmp(n, member)) {
+		if (n && *n) {
+			if (strcmp(n, member))
+				continue;
 			*off = btf_member_bit_offset(t, i) / 8;
+			return 0;
+		}
+		mt = btf__type_by_id(btf, m->type);
+		while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
+			mt = btf__type_by_id(btf, mt->type);
+		if (mt && depth < 4 && (btf_is_struct(mt) || btf_is_union(mt)) &&
+		    !member_offset(btf, mt, member, &in, depth + 1)) {
+			*off = btf_member_bit_offset(t, i) / 8 + in;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+static int offset_of(const struct btf *btf, const char *name, const char *member, uint32_t *off)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	return t ? member_offset(btf, t, member, off, 0) : -ENOENT;
 }
 
 /* A member the programs read, and where its offset goes in the layout. */
@@ -59,6 +77,10 @@ static const struct member members[] = {
 	{"sched_entity", "sum_exec_runtime", LAYOUT(se_runtime)},
 	{"task_struct", "start_time", LAYOUT(task_start)},
 	{"task_struct", "group_leader", LAYOUT(task_group_leader)},
+	{"linux_binprm", "interp", LAYOUT(bprm_interp)},
+	{"task_struct", "mm", LAYOUT(task_mm)},
+	{"mm_struct", "arg_start", LAYOUT(mm_arg_start)},
+	{"mm_struct", "arg_end", LAYOUT(mm_arg_end)},
 	{"task_struct", "thread_pid", LAYOUT(pidns.task_thread_pid)},
 	{"task_struct", "group_leader", LAYOUT(pidns.task_group_leader)},
 	{"pid", "level", LAYOUT(pidns.pid_level)},

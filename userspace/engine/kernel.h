@@ -25,6 +25,10 @@ struct kernel_layout {
 	uint32_t se_runtime;	    /* struct sched_entity: sum_exec_runtime */
 	uint32_t task_start;	    /* struct task_struct: start_time */
 	uint32_t task_group_leader; /* group_leader */
+	uint32_t bprm_interp;	    /* struct linux_binprm: interp (an exec's) */
+	uint32_t task_mm;	    /* struct task_struct: mm */
+	uint32_t mm_arg_start;	    /* struct mm_struct: arg_start */
+	uint32_t mm_arg_end;	    /* arg_end */
 	/* Our pid namespace (its ns_ino is ours, not the cache's) and where
 	 * a task's numbers in it are. */
 	struct qj_pidns pidns;

@@ -9,6 +9,7 @@
  */
 #include "engine/engine.h"
 #include "engine/output.h"
+#include "profiler/timeline.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
@@ -56,6 +57,8 @@ static void proc_new(struct engine *e, struct proc *p)
 	p->row = row;
 	p->s.split = &row->split;
 	p->s.jm.count_again = true;
+	if (e->o->timeline)
+		row->split.phases = &row->phases;
 	/* (A fork or an exec says when, in proc_begin().) */
 	row->start_ns = started(p->t->pid);
 	if (proc_parent_cpu(p->t->pid, &ppid, &cpu)) {
@@ -112,6 +115,7 @@ static void fill_row(struct report *r, struct proc *p, const char *exe)
 	row->flushes = p->s.jm.flushes;
 	row->again_flush = p->s.jm.tbs_again_flush;
 	row->again_other = p->s.jm.tbs_again_other;
+	cpu_phases_flush(&row->phases);
 	if (p->cpu_ns) {
 		/* Its exit or exec: the kernel's count, to the nanosecond. */
 		row->cpu_ns = p->cpu_ns > p->cpu_base_ns ? p->cpu_ns - p->cpu_base_ns : 0;
@@ -141,19 +145,23 @@ static void proc_end(struct engine *e, struct proc_end *pe)
  * complete, and may be folded. */
 static void proc_free(struct engine *e, struct proc *p)
 {
-	if (p->row)
+	if (p->row) {
+		cpu_phases_flush(&p->row->phases);
 		report_final(&e->report, p->row);
+	}
 	p->row = NULL;
 }
 
-static int write_one(const struct report *r, const char *path)
+static int write_one(const struct report *r, const char *path, bool timeline)
 {
 	struct safe_file sf;
 	int err = safe_file_create(&sf, path, 0644, (uid_t)-1, (gid_t)-1);
 
 	if (err)
 		return err;
-	if (before_suffix(path, ".json"))
+	if (timeline)
+		timeline_write(r, sf.f);
+	else if (before_suffix(path, ".json"))
 		report_write_json(r, sf.f);
 	else
 		report_write_text(r, sf.f);
@@ -179,8 +187,10 @@ static void tick(struct engine *e, uint64_t now, bool reap)
 			fill_row(&e->report, p, p->s.jm.exe_path ? p->s.jm.exe_path : p->t->exe);
 	}
 	for (int i = 0; i < o->nreports; i++)
-		if (strcmp(o->reports[i], "-") && write_one(&e->report, o->reports[i]))
+		if (strcmp(o->reports[i], "-") && write_one(&e->report, o->reports[i], false))
 			pr_warn("could not write the report %s", o->reports[i]);
+	if (o->timeline && write_one(&e->report, o->timeline, true))
+		pr_warn("could not write the timeline %s", o->timeline);
 }
 
 static void end(struct engine *e)
@@ -196,13 +206,21 @@ static void end(struct engine *e)
 			report_write_text(&e->report, stderr);
 			continue;
 		}
-		err = write_one(&e->report, o->reports[i]);
+		err = write_one(&e->report, o->reports[i], false);
 
 		if (err) {
 			pr_err("writing the report %s: %s", o->reports[i], strerror(-err));
 			e->err = e->err ? e->err : err;
 		} else {
 			pr_dbg("wrote the report %s", o->reports[i]);
+		}
+	}
+	if (o->timeline) {
+		int err = write_one(&e->report, o->timeline, true);
+
+		if (err) {
+			pr_err("writing the timeline %s: %s", o->timeline, strerror(-err));
+			e->err = e->err ? e->err : err;
 		}
 	}
 }

@@ -123,6 +123,10 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 	p->skel->rodata->task_runtime_off = o->layout.task_se + o->layout.se_runtime;
 	p->skel->rodata->task_start_off = o->layout.task_start;
 	p->skel->rodata->task_leader_off = o->layout.task_group_leader;
+	p->skel->rodata->bprm_interp_off = o->layout.bprm_interp;
+	p->skel->rodata->task_mm_off = o->layout.task_mm;
+	p->skel->rodata->mm_arg_start_off = o->layout.mm_arg_start;
+	p->skel->rodata->mm_arg_end_off = o->layout.mm_arg_end;
 	p->skel->rodata->pidns = o->layout.pidns;
 	if (!err)
 		err = qemu_jitbpf_bpf__load(p->skel);

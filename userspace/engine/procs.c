@@ -201,11 +201,32 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 }
 
 /* PID runs another program from TS on. */
-static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_exit *x)
+static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_exec *xe)
 {
 	struct proc *p = procs_find(e, pid);
 	struct exec_before before = {0};
+	const struct qj_exit *x = xe ? &xe->x : NULL;
+	char interp[QJ_PATH_MAX], args[QJ_ARGS_MAX + 1];
 
+	if (xe && xe->interp[0]) {
+		memcpy(interp, xe->interp, sizeof(interp));
+		interp[sizeof(interp) - 1] = 0;
+		before.interp = interp;
+	}
+	if (xe && xe->args_len) {
+		size_t n = xe->args_len < QJ_ARGS_MAX ? xe->args_len : QJ_ARGS_MAX;
+
+		/* As /proc/PID/cmdline is read: NULs between, none at the end. */
+		memcpy(args, xe->args, n);
+		while (n && !args[n - 1])
+			n--;
+		for (size_t i = 0; i < n; i++)
+			if (!args[i])
+				args[i] = ' ';
+		args[n] = 0;
+		text_clean(args, n);
+		before.args = n ? args : NULL;
+	}
 	if (p) {
 		if (x) {
 			p->cpu_ns = x->cpu_ns;
@@ -241,7 +262,7 @@ int procs_event(void *ctx, void *data, size_t size)
 			on_fork(e, h->pid, h->tid, f->child, h->ts);
 		return 0;
 	case QJ_EV_EXEC:
-		on_exec(e, h->pid, h->ts, size >= sizeof(struct qj_exit) ? data : NULL);
+		on_exec(e, h->pid, h->ts, size >= sizeof(struct qj_exec) ? data : NULL);
 		return 0;
 	case QJ_EV_EXIT:
 		if (h->pid == (uint32_t)e->root.pid)

@@ -12,6 +12,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -198,8 +199,13 @@ static void forked(struct engine *e, struct proc *parent, struct proc *c, uint64
 static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint64_t ts)
 {
 	const struct binary *bin = scope_binary(e, NULL, pid, NULL);
+	char exe[PATH_MAX];
 	struct proc *p;
 
+	/* A program that is gone by now (a short one, or we are behind):
+	 * the emulator execve ran, by the name it had. */
+	if (!bin && before->interp && !scope_exe_of(pid, exe, sizeof(exe)))
+		bin = scope_binary(e, before->interp, 0, NULL);
 	if (!bin) {
 		/* Not a QEMU of ours: it stays in the tree, with no link. */
 		scope_drop_links(e, &before->links);
@@ -207,6 +213,11 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 	}
 	p = procs_new(e, pid, NULL, false);
 	p->after_exec = true;
+	if (before->args && p->cmdline && !strcmp(p->cmdline, p->t->exe)) {
+		/* (Gone: what procs_new() read was its exe's path.) */
+		free(p->cmdline);
+		p->cmdline = xstrdup(before->args);
+	}
 	p->links = before->links;
 	p->attached_ns = before->attached_ns;
 	procs_begin(e, p, NULL, 0, ts);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/cpusplit.h"
+#include "util/util.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -95,4 +98,75 @@ void cpu_split_add(struct cpu_split *to, const struct cpu_split *from)
 	for (int i = 0; i < PART_MAX; i++)
 		to->ns[i] += from->ns[i];
 	to->samples += from->samples;
+}
+
+static enum cpu_phase_kind kind_of(enum cpu_part p)
+{
+	switch (p) {
+	case PART_TRANSLATE:
+		return PHASE_TRANSLATE;
+	case PART_KERNEL:
+		return PHASE_KERNEL;
+	case PART_QEMU:
+		return PHASE_QEMU;
+	default:
+		return PHASE_RUN;
+	}
+}
+
+const char *cpu_phase_name(enum cpu_phase_kind k)
+{
+	static const char *const names[PHASE_KINDS] = {"translate", "run", "kernel", "qemu"};
+
+	return k < PHASE_KINDS ? names[k] : "?";
+}
+
+void cpu_phases_flush(struct cpu_phases *ph)
+{
+	enum cpu_phase_kind k = PHASE_TRANSLATE;
+	struct cpu_phase *last = ph->n ? &ph->v[ph->n - 1] : NULL;
+	uint32_t total = 0;
+
+	for (int i = 0; i < PHASE_KINDS; i++) {
+		total += ph->win[i];
+		if (ph->win[i] > ph->win[k])
+			k = i;
+	}
+	if (!total)
+		return;
+	memset(ph->win, 0, sizeof(ph->win));
+	/* The window goes on the last phase of its kind that it touches. */
+	if (last && last->kind == k && ph->win_start <= last->end_ns + ph->win_len) {
+		last->end_ns = ph->win_end;
+	} else if (ph->n >= PHASES_MAX) {
+		ph->dropped++;
+	} else {
+		uint64_t start =
+			last && ph->win_start < last->end_ns ? last->end_ns : ph->win_start;
+
+		grow(&ph->v, &ph->cap, ph->n + 1, sizeof(*ph->v));
+		ph->v[ph->n++] =
+			(struct cpu_phase){.start_ns = start, .end_ns = ph->win_end, .kind = k};
+	}
+}
+
+void cpu_phases_add(struct cpu_phases *ph, uint64_t ts, uint64_t period, enum cpu_part part)
+{
+	uint64_t len = period * 4 > PHASE_WINDOW_NS ? period * 4 : PHASE_WINDOW_NS;
+
+	if (ts >= ph->win_start + ph->win_len || !ph->win_len) {
+		cpu_phases_flush(ph);
+		ph->win_start = ts;
+		ph->win_end = ts + period;
+		ph->win_len = len;
+	}
+	ph->win[kind_of(part)]++;
+	if (ts + period > ph->win_end)
+		ph->win_end = ts + period;
+}
+
+void cpu_phases_free(struct cpu_phases *ph)
+{
+	free(ph->v);
+	*ph = (struct cpu_phases){0};
 }

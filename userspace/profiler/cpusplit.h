@@ -28,10 +28,42 @@ enum cpu_part {
 	PART_MAX,
 };
 
+/* What a stretch of a process's time was mostly spent on (a timeline's). */
+enum cpu_phase_kind {
+	PHASE_TRANSLATE, /* translating */
+	PHASE_RUN,	 /* running the guest: its code, lookup, helpers */
+	PHASE_KERNEL,	 /* in the host kernel */
+	PHASE_QEMU,	 /* the rest of QEMU */
+	PHASE_KINDS,
+};
+
+struct cpu_phase {
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	enum cpu_phase_kind kind;
+};
+
+/*
+ * The phases of a process in time order, at most PHASES_MAX: its samples
+ * in windows of PHASE_WINDOW_NS (4 sample periods at least), each window
+ * the kind most of its samples were, and windows of a kind in a row one
+ * phase.
+ */
+struct cpu_phases {
+	struct cpu_phase *v;
+	size_t n, cap;
+	uint64_t dropped; /* windows past the last phase kept */
+	uint64_t win_start, win_end, win_len;
+	uint32_t win[PHASE_KINDS];
+};
+
+#define PHASES_MAX	100000
+#define PHASE_WINDOW_NS (10ull * 1000 * 1000)
+
 /* Sampled CPU time by part. */
 struct cpu_split {
 	uint64_t ns[PART_MAX];
 	uint64_t samples;
+	struct cpu_phases *phases; /* when a timeline is wanted; not summed */
 };
 
 /* The part of a sample: in the kernel (IN_KERNEL), in translated code
@@ -44,5 +76,11 @@ const char *cpu_part_name(enum cpu_part p);
 bool cpu_part_is_helper(enum cpu_part p);
 uint64_t cpu_split_total(const struct cpu_split *s);
 void cpu_split_add(struct cpu_split *to, const struct cpu_split *from);
+/* A sample at TS of PERIOD ns in PART. */
+void cpu_phases_add(struct cpu_phases *ph, uint64_t ts, uint64_t period, enum cpu_part part);
+/* The window under way ends: its phase is in. */
+void cpu_phases_flush(struct cpu_phases *ph);
+const char *cpu_phase_name(enum cpu_phase_kind k);
+void cpu_phases_free(struct cpu_phases *ph);
 
 #endif

@@ -45,7 +45,10 @@ struct report_proc *report_add(struct report *r, pid_t pid)
 {
 	struct report_proc *p = xcalloc(1, sizeof(*p));
 
+	uint64_t at = u64map_get(&r->at, (uint64_t)pid);
+
 	p->pid = pid;
+	p->prev = at ? r->v[at - 1] : NULL;
 	grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	p->at = r->n;
 	r->v[r->n++] = p;
@@ -58,12 +61,15 @@ void report_set_program(struct report *r, struct report_proc *p, const char *pro
 	p->program = strtab_add(&r->names, program);
 }
 
-/* The row of P's parent, if the report has it. */
-static struct report_proc *parent_of(const struct report *r, const struct report_proc *p)
+struct report_proc *report_parent(const struct report *r, const struct report_proc *p)
 {
 	uint64_t at = u64map_get(&r->at, (uint64_t)p->ppid);
 	struct report_proc *up = at ? r->v[at - 1] : NULL;
 
+	/* The parent's program that ran when P began: an exec of the
+	 * parent's since does not take its children. */
+	while (up && p->start_ns && up->start_ns > p->start_ns && up->prev)
+		up = up->prev;
 	return up && up != p ? up : NULL;
 }
 
@@ -108,10 +114,11 @@ static void fold(struct report *r, struct report_proc *p)
 	struct report_proc *up = p;
 
 	tally_row(prog_tally(r, p->program ? p->program : strtab_add(&r->names, "?")), p);
-	for (size_t depth = 0; depth < DEPTH_MAX && (up = parent_of(r, up)); depth++)
+	for (size_t depth = 0; depth < DEPTH_MAX && (up = report_parent(r, up)); depth++)
 		tally_row(&up->below, p);
 	free(p->command);
 	free(p->parent_name);
+	cpu_phases_free(&p->phases);
 	r->folded++;
 	r->nfinal--;
 }
@@ -125,7 +132,7 @@ static void fold_oldest(struct report *r)
 	for (size_t i = 0; i < r->n; i++)
 		r->v[i]->has_kids = false;
 	for (size_t i = 0; i < r->n; i++) {
-		struct report_proc *up = parent_of(r, r->v[i]);
+		struct report_proc *up = report_parent(r, r->v[i]);
 
 		if (up)
 			up->has_kids = true;
@@ -135,24 +142,28 @@ static void fold_oldest(struct report *r)
 
 		if (!p->final || p->has_kids)
 			continue;
+		/* (Freed after the pass: the rows' parents are found
+		 * through it still.) */
 		fold(r, p);
+		p->gone = true;
 		want--;
-		/* (Its ancestors are found through the index: it goes after.) */
-		if (u64map_get(&r->at, (uint64_t)p->pid) == i + 1)
-			u64map_take(&r->at, (uint64_t)p->pid);
-		free(p);
-		r->v[i] = NULL;
 	}
 	u64map_clear(&r->at);
-	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i]) {
-			r->v[kept] = r->v[i];
-			r->v[kept]->at = kept;
-			kept++;
+	for (size_t i = 0; i < r->n; i++) {
+		struct report_proc *p = r->v[i];
+		uint64_t at;
+
+		if (p->gone) {
+			free(p);
+			continue;
 		}
+		at = u64map_get(&r->at, (uint64_t)p->pid);
+		p->prev = at ? r->v[at - 1] : NULL;
+		p->at = kept;
+		r->v[kept++] = p;
+		index_row(r, p);
+	}
 	r->n = kept;
-	for (size_t i = 0; i < r->n; i++)
-		index_row(r, r->v[i]);
 }
 
 void report_final(struct report *r, struct report_proc *p)
@@ -220,7 +231,7 @@ static struct sum *by_subtree(const struct report *r, size_t *n)
 		all[i].top = p;
 		tally_row(&all[i].t, p);
 		tally_add(&all[i].t, &p->below);
-		for (size_t depth = 0; depth < DEPTH_MAX && (up = parent_of(r, up)); depth++)
+		for (size_t depth = 0; depth < DEPTH_MAX && (up = report_parent(r, up)); depth++)
 			tally_row(&all[up->at].t, p);
 	}
 	v = all;
@@ -431,7 +442,7 @@ void report_write_json(const struct report *r, FILE *f)
 
 		fprintf(f, "%s\n  {\"pid\": %d, \"ppid\": %d, \"parents\": [", i ? "," : "",
 			(int)p->pid, (int)p->ppid);
-		for (up = parent_of(r, p); up && depth++ < DEPTH_MAX; up = parent_of(r, up))
+		for (up = report_parent(r, p); up && depth++ < DEPTH_MAX; up = report_parent(r, up))
 			fprintf(f, "%s%d", depth > 1 ? ", " : "", (int)up->pid);
 		fprintf(f, "], \"parent_name\": ");
 		put_json_string(f, p->parent_name ? p->parent_name : "");
@@ -498,6 +509,7 @@ void report_free(struct report *r)
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i]->command);
 		free(r->v[i]->parent_name);
+		cpu_phases_free(&r->v[i]->phases);
 		free(r->v[i]);
 	}
 	free(r->v);

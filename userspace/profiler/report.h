@@ -44,10 +44,12 @@ struct report_proc {
 	/* Blocks translated again after a flush, and without one (the guest
 	 * wrote to its code, an invalidation, another CPU state). */
 	uint64_t again_flush, again_other;
+	struct cpu_phases phases; /* --timeline: where its samples were, in time */
 	/* The report's own. */
 	struct report_tally below; /* rows under it folded */
 	size_t at;		   /* its index in v */
-	bool has_kids;
+	struct report_proc *prev;  /* the row of the program its pid ran before */
+	bool has_kids, gone;
 };
 
 /* A program's folded runs. */
@@ -76,6 +78,8 @@ struct report_proc *report_add(struct report *r, pid_t pid);
 void report_set_program(struct report *r, struct report_proc *p, const char *program);
 /* P's process is gone and P is complete: it may be folded from now on. */
 void report_final(struct report *r, struct report_proc *p);
+/* The row of P's parent, if the report has it. */
+struct report_proc *report_parent(const struct report *r, const struct report_proc *p);
 /* The report as a table for people, or as JSON for scripts. */
 void report_write_text(const struct report *r, FILE *f);
 void report_write_json(const struct report *r, FILE *f);

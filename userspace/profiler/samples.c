@@ -244,8 +244,12 @@ static void split_sample(struct cpu_split *s, const struct pending *p)
 	for (uint32_t i = 0; i < p->nhost; i++)
 		if (p->host[i].kind == FRAME_QEMU && p->host[i].name)
 			names[n++] = p->host[i].name;
-	s->ns[cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n)] += p->r.period;
+	enum cpu_part part = cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n);
+
+	s->ns[part] += p->r.period;
 	s->samples++;
+	if (s->phases)
+		cpu_phases_add(s->phases, p->r.hdr.ts, p->r.period, part);
 }
 
 static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
