@@ -278,3 +278,30 @@ cpu_s() {
 	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / 4)" \
 		"$before" "$after" || fail "$before s, then $after s"
 }
+
+@test "--profile-chain: each process's stacks under the programs it descends from, in folded stacks, pprof and the flame graph; QEMU's work named [translate], [helper: ...]" {
+	binfmt_register "$QA"
+	local bb root pid
+	bb=$(guest aarch64 busybox)
+	run "$QEMU_JITBPF" -F 999 --profile-chain --profile="$D/p.folded" --profile="$D/p.pb.gz" \
+		--profile="$D/p.svg" -- "$QA" "$bb" sh -c "$bb true; $bb md5sum $bb; $bb echo done"
+	assert_success
+	# The launched QEMU's pid; the roots are its programs (the shell, the
+	# echo it execs), the children's stacks under the shell's.
+	pid=$(head -n1 "$D/p.folded" | sed -E 's/^[^;]*-([0-9]+);.*/\1/')
+	[ -z "$(cut -d';' -f1 "$D/p.folded" | sort -u | grep -v -- "-$pid\$")" ] ||
+		fail "a root that is not pid $pid's: $(cut -d';' -f1 "$D/p.folded" | sort -u)"
+	root=$(grep -oE "^[a-z0-9-]+-$pid;busybox-[0-9]+;" "$D/p.folded" | head -n1 | cut -d';' -f1)
+	[ -n "$root" ] || fail "no stack under the shell's: $(cut -d';' -f1-2 "$D/p.folded" | sort -u)"
+	[ "$(grep -cE "^$root;[a-z0-9-]+-[0-9]+;" "$D/p.folded")" -ge 10 ] || fail "few chained stacks"
+	grep -q ';\[translate\]_\[q\];' "$D/p.folded" || fail "no [translate] frame"
+	# pprof: a trace whose last frames are a child's root, then the shell's.
+	go tool pprof -traces "$D/p.pb.gz" 2>/dev/null | awk -v r="$root" '
+		{ f = $0; sub(/^ +[0-9.]+[a-z]+ +/, "", f); sub(/^ +/, "", f) }
+		prev ~ /^(busybox|qemu-aarch64)-[0-9]+$/ && prev != r && f == r { ok = 1 }
+		{ prev = f } END { exit !ok }' || fail "no trace with a child's root above the shell's"
+	# The flame graph: the shell's frame, and the children's above it.
+	grep -qE "<title>$root \(process, [0-9]+ samples" "$D/p.svg" || fail "no shell frame"
+	[ "$(grep -cE '<title>(busybox|qemu-aarch64)-[0-9]+ \(process' "$D/p.svg")" -ge 3 ] ||
+		fail "not the shell and its children: $(grep -oE '<title>[^<]*process[^<]*' "$D/p.svg")"
+}

@@ -90,6 +90,7 @@ enum {
 	OPT_REPORT,
 	OPT_REPORT_ROWS,
 	OPT_TIMELINE,
+	OPT_PROFILE_CHAIN,
 };
 
 /* How an option's argument is read. */
@@ -188,6 +189,11 @@ static const struct opt table[] = {
 	 "Sample the guest's call stacks into FILE: .pb.gz pprof, .svg flame graph, else folded "
 	 "stacks (default profile-PID.folded); repeatable",
 	 K_FN, .fn = read_profile},
+	{"profile-chain", OPT_PROFILE_CHAIN, NULL, 0,
+	 "Root each process's stacks under the emulated programs it descends from "
+	 "(make-1;gcc-2;cc1-3;...), in flame graphs, folded stacks and pprof",
+	 K_FLAG, AT(prof.chain), .needs = {OPT_PROFILE, OPT_PUSH},
+	 .needs_rule = "--profile-chain goes with --profile or --push"},
 	{"top", OPT_TOP, NULL, 0, "Show the hottest guest functions live, like perf top (q quits)",
 	 K_FN, .fn = read_top, ONE_QEMU_RULE},
 	{"freq", 'F', "HZ", 0,

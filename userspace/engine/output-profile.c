@@ -7,6 +7,7 @@
  */
 #include "engine/engine.h"
 #include "engine/output.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -18,8 +19,16 @@ static bool wanted(const struct engine_opts *o)
 
 static void proc_new(struct engine *e, struct proc *p)
 {
-	if (e->profiling)
-		p->s.smp = profiler_follow(&e->prof, p->t->pid, p->s.split);
+	pid_t ppid;
+	uint64_t cpu;
+
+	if (!e->profiling)
+		return;
+	p->s.smp = profiler_follow(&e->prof, p->t->pid, p->s.split);
+	/* Under its parent's stacks, if we follow it (a fork, an exec, a
+	 * QEMU a QEMU started through binfmt_misc). */
+	if (e->o->prof.chain && proc_parent_cpu(p->t->pid, &ppid, &cpu))
+		profile_set_parent(&e->prof.prof, p->t->pid, ppid);
 }
 
 static void proc_end(struct engine *e, struct proc_end *pe)

@@ -79,6 +79,26 @@ const char *cpu_part_name(enum cpu_part p)
 	return p < PART_MAX ? names[p] : "?";
 }
 
+const char *cpu_part_frame(enum cpu_part p)
+{
+	static const char *const frames[PART_MAX] = {
+		[PART_GUEST] = NULL,
+		[PART_TRANSLATE] = "[translate]",
+		[PART_LOOKUP] = "[lookup]",
+		[PART_FP] = "[helper: fp]",
+		[PART_PAUTH] = "[helper: pauth]",
+		[PART_CRYPTO] = "[helper: crypto]",
+		[PART_VECTOR] = "[helper: vector]",
+		[PART_ATOMIC] = "[helper: atomic]",
+		[PART_MMU] = "[helper: mmu]",
+		[PART_HELPER] = "[helper]",
+		[PART_KERNEL] = "[kernel]",
+		[PART_QEMU] = "[qemu]",
+	};
+
+	return p < PART_MAX ? frames[p] : NULL;
+}
+
 bool cpu_part_is_helper(enum cpu_part p)
 {
 	return p >= PART_FP && p <= PART_HELPER;

@@ -72,6 +72,9 @@ enum cpu_part cpu_part_of(bool in_kernel, bool jit, bool jit_ret, const char *co
 			  size_t n);
 /* Its name in reports and JSON: "guest", "translate", "helper:fp", ... */
 const char *cpu_part_name(enum cpu_part p);
+/* Its frame in a profile, between the guest's and QEMU's ("[translate]",
+ * "[helper: pauth]"); NULL for the guest's own code. */
+const char *cpu_part_frame(enum cpu_part p);
 /* Is it one of the helper families? */
 bool cpu_part_is_helper(enum cpu_part p);
 uint64_t cpu_split_total(const struct cpu_split *s);

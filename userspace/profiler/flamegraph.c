@@ -220,9 +220,16 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 	/* One tree over all threads: frames merge by label. */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct stack *s = p->v[i];
-		struct node *n = child(&root, s->root, KIND_ROOT);
+		struct node *n = &root;
 
-		n->count += s->count;
+		/* The root: a process, or the chain of programs it descends
+		 * from, one frame each. */
+		for (const char *r = s->root, *end; r; r = *end ? end + 1 : NULL) {
+			end = r + strcspn(r, ";");
+			snprintf(buf, sizeof(buf), "%.*s", (int)(end - r), r);
+			n = child(n, strtab_add(&labels, buf), KIND_ROOT);
+			n->count += s->count;
+		}
 		for (uint32_t k = 0; k < s->n; k++) {
 			n = child(n,
 				  strtab_add(&labels, frame_label(&s->frames[k], buf, sizeof(buf))),

@@ -215,21 +215,33 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root)
 {
 	Sample *smp = xmalloc(sizeof(*smp));
-	const char *comm = s->root;
-	struct frame root = {.name = comm, .kind = FRAME_GUEST};
+	const char *comm = strrchr(s->root, ';') ? strrchr(s->root, ';') + 1 : s->root;
 	struct frame cg = {.name = s->labels.cgroup, .kind = FRAME_GUEST};
+	size_t nroot = 1, k;
 	char buf[64];
 
+	for (const char *c = s->root; *c; c++)
+		nroot += *c == ';';
 	cgroup_root = cgroup_root && s->labels.cgroup;
 	perftools__profiles__sample__init(smp);
-	smp->n_location_id = s->n + 1 + cgroup_root;
+	smp->n_location_id = s->n + nroot + cgroup_root;
 	smp->location_id = xmalloc(smp->n_location_id * sizeof(uint64_t));
-	/* Leaf first; the root frame COMM-PID last, or the cgroup above it. */
+	/* Leaf first; the root frame COMM-PID, the programs it descends from
+	 * (a chain, ';' between), or the cgroup above them last. */
 	for (uint32_t i = 0; i < s->n; i++)
 		smp->location_id[i] = location(b, &s->frames[s->n - 1 - i]);
-	smp->location_id[s->n] = location(b, &root);
+	k = s->n + nroot;
+	for (const char *r = s->root, *end; r; r = *end ? end + 1 : NULL) {
+		char name[256];
+		struct frame root = {.kind = FRAME_GUEST};
+
+		end = r + strcspn(r, ";");
+		snprintf(name, sizeof(name), "%.*s", (int)(end - r), r);
+		root.name = strtab_add(&b->names, name);
+		smp->location_id[--k] = location(b, &root);
+	}
 	if (cgroup_root)
-		smp->location_id[s->n + 1] = location(b, &cg);
+		smp->location_id[s->n + nroot] = location(b, &cg);
 	smp->n_value = 2;
 	smp->value = xmalloc(2 * sizeof(int64_t));
 	smp->value[0] = s->count;

@@ -13,13 +13,15 @@
 /* A process followed now; its strings are its own. */
 struct proc_name {
 	pid_t pid;
-	char *root; /* COMM-PID */
+	char *root;    /* COMM-PID, after its parents' if known */
+	char *parents; /* PARENT-ROOT;... (profile_set_parent()), or NULL */
 	struct proc_labels labels;
 };
 
 static void proc_name_free(struct proc_name *n)
 {
 	free(n->root);
+	free(n->parents);
 	free((char *)n->labels.qemu);
 	free((char *)n->labels.arch);
 	free((char *)n->labels.cgroup);
@@ -201,7 +203,7 @@ static struct proc_labels labels_of(pid_t pid)
 
 void profile_see_process(struct profile *p, pid_t pid)
 {
-	char path[64], comm[64] = "";
+	char path[64], comm[64] = "", *parents = NULL;
 	struct proc_name *n = (struct proc_name *)proc_of(p, pid);
 	FILE *f;
 
@@ -216,15 +218,40 @@ void profile_see_process(struct profile *p, pid_t pid)
 	for (char *c = comm; *c; c++)
 		if (*c == ';' || *c == ' ')
 			*c = '_';
-	/* After an exec, the pid's stacks from then on are the new program's. */
+	/* After an exec, the pid's stacks from then on are the new program's
+	 * (its parents are the same). */
 	if (n) {
+		parents = n->parents;
+		n->parents = NULL;
 		proc_name_free(n);
 	} else {
 		grow(&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs));
 		n = &p->procs[p->nprocs++];
 	}
-	*n = (struct proc_name){pid, xasprintf("%s-%d", comm[0] ? comm : "qemu", pid),
-				labels_of(pid)};
+	*n = (struct proc_name){
+		.pid = pid,
+		.root = parents ? xasprintf("%s;%s-%d", parents, comm[0] ? comm : "qemu", pid)
+				: xasprintf("%s-%d", comm[0] ? comm : "qemu", pid),
+		.parents = parents,
+		.labels = labels_of(pid),
+	};
+}
+
+void profile_set_parent(struct profile *p, pid_t pid, pid_t ppid)
+{
+	struct proc_name *n = (struct proc_name *)proc_of(p, pid);
+	const struct proc_name *up = proc_of(p, ppid);
+	const char *own;
+	char *root;
+
+	if (!n || !up || ppid == pid || n->parents)
+		return;
+	own = strrchr(n->root, ';');
+	own = own ? own + 1 : n->root;
+	root = xasprintf("%s;%s", up->root, own);
+	n->parents = xstrdup(up->root);
+	free(n->root);
+	n->root = root;
 }
 
 void profile_forget_process(struct profile *p, pid_t pid)

@@ -63,7 +63,7 @@ struct proc_labels {
 };
 
 struct stack {
-	const char *root; /* COMM-PID */
+	const char *root; /* COMM-PID, or PARENT-ROOT;COMM-PID (a chain) */
 	struct proc_labels labels;
 	pid_t pid, tid;
 	uint8_t where;
@@ -98,6 +98,9 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 /* Remember COMM of PID, while it runs: the root frame of its stacks from
  * now on is COMM-PID. */
 void profile_see_process(struct profile *p, pid_t pid);
+/* PID's stacks go under those of PPID, if the profile knows it: roots are
+ * the chain of programs (make-1;gcc-2;cc1-3), frames split by ';'. */
+void profile_set_parent(struct profile *p, pid_t pid, pid_t ppid);
 /* PID's program has ended: its stacks keep their names. */
 void profile_forget_process(struct profile *p, pid_t pid);
 /* PID's root name (in BUF if it is not followed). */

@@ -22,6 +22,7 @@ struct profiler_opts {
 	unsigned int stack_bytes; /* --call-graph=dwarf,BYTES; 0 for fp */
 	unsigned int interval;	  /* --interval=SECONDS, 0 for one profile */
 	struct keep keep;	  /* --keep-profiles: interval files per FILE */
+	bool chain;		  /* --profile-chain: roots under the parents' */
 };
 
 struct profiler {

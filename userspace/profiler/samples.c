@@ -235,8 +235,8 @@ static enum sample_where where(const struct pending *p)
 	return IN_QEMU;
 }
 
-/* --report: the part of the CPU sample P was in. */
-static void split_sample(struct cpu_split *s, const struct pending *p)
+/* The part of the CPU sample P was in. */
+static enum cpu_part part_of(const struct pending *p)
 {
 	const char *names[HOST_MAX];
 	size_t n = 0;
@@ -244,8 +244,12 @@ static void split_sample(struct cpu_split *s, const struct pending *p)
 	for (uint32_t i = 0; i < p->nhost; i++)
 		if (p->host[i].kind == FRAME_QEMU && p->host[i].name)
 			names[n++] = p->host[i].name;
-	enum cpu_part part = cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n);
+	return cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n);
+}
 
+/* --report: P's CPU into its part. */
+static void split_sample(struct cpu_split *s, const struct pending *p, enum cpu_part part)
+{
 	s->ns[part] += p->r.period;
 	s->samples++;
 	if (s->phases)
@@ -254,8 +258,10 @@ static void split_sample(struct cpu_split *s, const struct pending *p)
 
 static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 {
-	static struct frame frames[UNWIND_MAX + HOST_MAX];
+	static struct frame frames[UNWIND_MAX + HOST_MAX + 2];
 	const struct qj_sample *r = &p->r;
+	enum cpu_part part = part_of(p);
+	const char *work = cpu_part_frame(part);
 	bool vcpu = r->flags & QJ_SAMPLE_VCPU, known = true;
 	uint64_t pcs[UNWIND_MAX], leaf = 0;
 	size_t n = 0, np = 0;
@@ -300,6 +306,9 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 	if (!known)
 		frames[n++] = (struct frame){
 			.name = "[unknown guest code]", .addr = p->jit, .kind = FRAME_GUEST};
+	/* QEMU's own work, named as such: [translate], [helper: pauth]. */
+	if (work)
+		frames[n++] = (struct frame){.name = work, .kind = FRAME_QEMU};
 	for (uint32_t i = p->nhost; i-- > 0;)
 		if (p->host[i].kind == FRAME_QEMU)
 			frames[n++] = p->host[i];
@@ -308,7 +317,7 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 			frames[n++] = p->host[i];
 	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
 	if (ss->split)
-		split_sample(ss->split, p);
+		split_sample(ss->split, p, part);
 }
 
 static void resolve_until(struct samples *ss, struct jitmap *jm, uint64_t before)
