@@ -401,6 +401,7 @@ bench: tool guests qemu qemu-ref
 	@bench/tree.sh
 	@bench/coverage.sh
 	@bench/fleet-series.py
+	@scripts/chroot-build.sh root >/dev/null && bench/build-report.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -12,11 +12,13 @@
 #   scripts/chroot-build.sh build [DIR] [-- TOOL-ARGS...]
 #                                         build zlib in it from clean; with
 #                                         TOOL-ARGS, under `qemu-jitbpf -a
-#                                         TOOL-ARGS` attached to every QEMU
+#                                         TOOL-ARGS` attached to every QEMU;
+#                                         says its wall time, the CPU of
+#                                         the build (wait4) and the tool
 #   scripts/chroot-build.sh run [DIR] -- COMMAND...
 #                                         COMMAND in the root (emulated)
 #
-# DIR defaults to build/chroot-arm64.  Root; make tool qemu-static first.
+# DIR defaults to build/chroot-arm64.  Root; make tool qemu first.
 # The binfmt entry is jitbpf-chroot-aarch64, removed at the end of each
 # command.
 set -euo pipefail
@@ -36,7 +38,7 @@ DIR=$ROOT/build/chroot-arm64
 if [ $# -gt 0 ] && [ "$1" != -- ]; then DIR=$1; shift; fi
 [ "${1:-}" = -- ] && shift
 
-[ -x "$QEMU" ] || die "no $QEMU: make qemu-static first"
+[ -x "$QEMU" ] || die "no $QEMU: make qemu first"
 command -v debootstrap >/dev/null || die "no debootstrap: make deps first"
 
 register() {
@@ -53,6 +55,17 @@ in_root() {
 		mount --rbind /dev "$d/dev"
 		exec chroot "$d" "$@"' sh "$DIR" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# CPU: the seconds of the children this shell has waited for, user + sys
+# (times runs in this shell: in a $(...) it would count the subshell's).
+cpu_now() {
+	local f
+	f=$(mktemp)
+	times >"$f"
+	CPU=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/)
+		printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$f")
+	rm -f "$f"
 }
 
 case $cmd in
@@ -83,28 +96,41 @@ build)
 	register
 	rm -rf "$DIR/work"
 	cp -a "$DIR/src/zlib" "$DIR/work"
+	sync
 	build='cd /work && ./configure >/dev/null && make -s -j2 libz.a example minigzip >/dev/null && ./example >/dev/null'
-	if [ $# -eq 0 ]; then
-		in_root sh -c "$build"
-		exit
+	if [ $# -gt 0 ]; then
+		[ -x "$TOOL" ] || die "no $TOOL: make tool first"
+		log=$(mktemp)
+		"$TOOL" -a -v --qemu "$QEMU" "$@" 2>"$log" &
+		tool=$!
+		# Every QEMU from the time it says it attached is seen.
+		for _ in $(seq 300); do
+			grep -q 'attached to .* binaries' "$log" && break
+			[ -e "/proc/$tool" ] || { cat "$log" >&2; die "the tool exited before the build"; }
+			sleep 0.1
+		done
 	fi
-	[ -x "$TOOL" ] || die "no $TOOL: make tool first"
-	log=$(mktemp)
-	"$TOOL" -a -v --qemu "$QEMU" "$@" 2>"$log" &
-	tool=$!
-	# Every QEMU from the time it says it attached is seen.
-	for _ in $(seq 300); do
-		grep -q 'attached to .* binaries' "$log" && break
-		[ -e "/proc/$tool" ] || { cat "$log" >&2; die "the tool exited before the build"; }
-		sleep 0.1
-	done
 	rc=0
+	t0=$(date +%s.%N)
+	cpu_now
+	cpu0=$CPU
 	in_root sh -c "$build" || rc=$?
-	kill -INT "$tool"
-	wait "$tool" || [ "$rc" -ne 0 ] || rc=$?
-	# (-v's log: kept for a failure; a report is best written to a FILE.)
-	[ "$rc" -eq 0 ] || cat "$log" >&2
-	rm -f "$log"
+	t1=$(date +%s.%N)
+	cpu_now
+	cpu1=$CPU
+	tool_cpu=0
+	if [ $# -gt 0 ]; then
+		kill -INT "$tool"
+		wait "$tool" || [ "$rc" -ne 0 ] || rc=$?
+		cpu_now
+		tool_cpu=$(echo "$CPU - $cpu1" | bc -l)
+		# (-v's log: kept for a failure; a report is best written to a FILE.)
+		[ "$rc" -eq 0 ] || cat "$log" >&2
+		rm -f "$log"
+	fi
+	# The build's CPU: every process of it, as wait4() counts them.
+	printf 'chroot-build: %.2f s wall, %.2f s of CPU in the build, %.2f s in the tool\n' \
+		"$(echo "$t1 - $t0" | bc -l)" "$(echo "$cpu1 - $cpu0" | bc -l)" "$tool_cpu" >&2
 	exit "$rc"
 	;;
 run)

@@ -75,23 +75,23 @@ static bool short_runs(const struct program_sum *p, struct diagnosis *d)
 }
 
 /*
- * Blocks translated again without a flush between: the guest wrote to
- * pages it runs code from (its own JIT, or data beside code), and QEMU
- * threw their translations away.
+ * Most of what it translates, it translated before, with no flush between:
+ * QEMU threw the translations away because the guest wrote to the pages of
+ * that code (its own JIT, data beside code) or mapped them anew.
  */
 static bool code_written(const struct program_sum *p, struct diagnosis *d)
 {
 	double t = share(p, PART_TRANSLATE);
 
-	if (!p->tbs || p->again_other * 10 < p->tbs || t < 25)
+	if (!p->tbs || p->again_other * 3 < p->tbs || t < 25)
 		return false;
 	d->id = "code-written";
-	d->fix = "the guest writes to pages it runs code from: keep written data off code pages; "
-		 "a JIT in the guest (node, Java) writes its code (node --jitless or java -Xint "
-		 "write none: measure both)";
+	d->fix = "the guest writes to (or maps anew) pages it runs code from: keep written data "
+		 "off code pages; a JIT in the guest (node, Java) writes its code (node --jitless "
+		 "or java -Xint write none: measure both)";
 	snprintf(d->evidence, sizeof(d->evidence),
-		 "%" PRIu64 " of %" PRIu64 " blocks were translated again with no flush between "
-		 "(their code was written to), and translating took %.0f%% of %.3f s of CPU",
+		 "%" PRIu64 " of %" PRIu64 " blocks were translated again with no flush between, "
+		 "and translating took %.0f%% of %.3f s of CPU",
 		 p->again_other, p->tbs, t, p->cpu_ns / 1e9);
 	return true;
 }

@@ -387,9 +387,20 @@ void report_write_text(const struct report *r, FILE *f)
 
 		if (nd)
 			fprintf(f, "Diagnoses:\n");
-		for (size_t i = 0; i < nd; i++)
-			fprintf(f, "  %s: %s: %s.\n    Change: %s.\n", d[i].id, d[i].program,
-				d[i].evidence, d[i].fix);
+		/* Each kind's programs, then what to change, once. */
+		for (size_t i = 0; i < nd; i++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = !strcmp(d[k].id, d[i].id);
+			if (seen)
+				continue;
+			for (size_t k = i; k < nd; k++)
+				if (!strcmp(d[k].id, d[i].id))
+					fprintf(f, "  %s: %s: %s.\n", d[k].id, d[k].program,
+						d[k].evidence);
+			fprintf(f, "    Change: %s.\n", d[i].fix);
+		}
 		free(d);
 	}
 	free(progs);
