@@ -6,7 +6,7 @@ A model of the day, not a measurement: HOSTS hosts each run the service
 QEMU processes run that day, in CONTAINERS CI jobs of one guest
 architecture each, every process a command of a build (COMMANDS), 1 to 60
 s long.  Each profile's samples carry the labels the tool gives them
-(comm, qemu, arch as strings; pid and tid as numbers; the cgroup as the
+(comm, command, qemu, arch as strings; pid and tid as numbers; the cgroup as the
 root frame, not a label) and the series' own (__name__, service_name,
 host).  Pyroscope makes the series with its own code, ported in
 tests/receivers/pyroscope.py (pprofsplit: numeric labels dropped, each set
@@ -70,7 +70,10 @@ def day(pid_and_cgroup):
         t = rnd.uniform(a, b)
         comm = rnd.choice(COMMANDS)
         for m in range(int(t // 60), int((t + rnd.uniform(1, 60)) // 60) + 1):
-            labels = [('comm', comm, 0), ('qemu', f'qemu-{arch}-static', 0), ('arch', arch, 0),
+            # (command: the guest program, as comm is for a QEMU that
+            # binfmt_misc started.)
+            labels = [('comm', comm, 0), ('command', comm, 0),
+                      ('qemu', f'qemu-{arch}-static', 0), ('arch', arch, 0),
                       ('pid', '', 1000 + pid), ('tid', '', 1000 + pid)]
             if pid_and_cgroup:
                 labels += [('pid', str(1000 + pid), 0), ('cgroup', cg, 0)]
@@ -89,6 +92,6 @@ def day(pid_and_cgroup):
 
 
 print(f'# {HOSTS} hosts, {PROCS} QEMU processes in {CONTAINERS} containers, a day')
-for what, flag in (('comm, qemu, arch (as pushed)', False), ('and pid, cgroup as strings', True)):
+for what, flag in (('comm, command, qemu, arch (as pushed)', False), ('and pid, cgroup as strings', True)):
     peak, total = day(flag)
     print(f'{what:32s} active series at most {peak:7d}  series in the day {total:8d}')

@@ -357,6 +357,34 @@ check_arm_maps() { # STDERR-FILE HOT
 	check_arm_maps "$D/bg.err" 3
 }
 
+@test "--report and --timeline with -a on an aarch64 container through binfmt_misc: each command a row with its command line, under the container's shell" {
+	arm_root
+	start_bg "$QEMU_JITBPF" -a -v --qemu "$QSA" -F 499 --report="$D/r.json" --timeline="$D/t.json"
+	wait_bg_err 'attached to .* binaries' 10
+	arm_start "for i in 1 2 3; do $CT/app/prog 20000 >/tmp/out; /bin/busybox true; done"
+	wait_pid "$CT_PID" 60 "the container"
+	CT_PID=
+	kill -INT "$BG_PID"
+	wait_bg 60
+	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
+	# Three runs of the container's prog, each with its CPU and samples,
+	# its parent the container's shell (by its pid on the host).
+	/usr/bin/python3 - "$D/r.json" "$CT/app/prog 20000" "$QP" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		rows = [p for p in r['processes'] if p['command'].endswith(sys.argv[2])]
+		assert len(rows) == 3, [p['command'] for p in r['processes']]
+		for p in rows:
+		    assert p['cpu_ns'] > 0 and p['samples'] > 0, p
+		    assert int(sys.argv[3]) in p['parents'] or p['ppid'] == int(sys.argv[3]), p
+		assert any(p['pid'] == int(sys.argv[3]) and p['command'].endswith('/script.sh')
+		           for p in r['processes']), [p['command'] for p in r['processes']]
+	EOF
+	run /usr/bin/python3 "$BATS_TEST_DIRNAME/trace-check.py" "$D/t.json"
+	assert_success
+	[ "$(grep -c "^[0-9]* [0-9]* parent " <<<"$output")" -ge 3 ] || fail "$output"
+}
+
 @test "an aarch64 container: -p late on its shell while it loops, each later command named" {
 	arm_root
 	arm_start "while [ ! -e $CT/ctl/stop ]; do $CT/app/prog 20000 >/tmp/out; /bin/busybox true; done"

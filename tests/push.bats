@@ -118,7 +118,7 @@ check_all_samples() { # OUTPUT
 			# series'.
 			awk '{ print $6 }' "$D/rcv/log" | sort -u >"$D/series"
 			echo "# $api series: $(cat "$D/series")" >&3
-			[ "$(grep -vc "^__name__=process_cpu,arch=x86_64,comm=[^,]*,job=qemu-jitbpf,node=$(hostname),qemu=qemu-x86_64$" "$D/series")" = 0 ] ||
+			[ "$(grep -Evc "^__name__=process_cpu,arch=x86_64,comm=[^,]*(,command=[^,]*)?,job=qemu-jitbpf,node=$(hostname),qemu=qemu-x86_64$" "$D/series")" = 0 ] ||
 				fail "$api: $(cat "$D/series")"
 			;;
 		*)
@@ -129,7 +129,7 @@ check_all_samples() { # OUTPUT
 			awk '{ print $2 }' "$D/rcv/series" | sort -u >"$D/series"
 			echo "# $api series: $(cat "$D/series")" >&3
 			for t in __name__=process_cpu service_name=qemu-jitbpf "host=$(hostname)" \
-				arch=x86_64 qemu=qemu-x86_64 comm=; do
+				arch=x86_64 qemu=qemu-x86_64 comm= command=; do
 				grep -q "$t" "$D/series" || fail "$api: no $t in $(cat "$D/series")"
 			done
 			! grep -qE 'cgroup=|pid=|tid=' "$D/series" || fail "$api: $(cat "$D/series")"
@@ -138,7 +138,7 @@ check_all_samples() { # OUTPUT
 		# In the samples: pid and tid (numbers); the cgroup, the root
 		# frame above each process.
 		go tool pprof -tags "$(ls "$D"/rcv/*.pb.gz | tail -n 1)" >"$D/tags" 2>&1
-		for t in 'arch:' 'qemu:' 'comm:' 'pid:'; do
+		for t in 'arch:' 'qemu:' 'comm:' 'command:' 'pid:'; do
 			grep -q "$t" "$D/tags" || fail "$api: no $t label: $(cat "$D/tags")"
 		done
 		! grep -q 'cgroup:' "$D/tags" || fail "$api: a cgroup label"

@@ -98,9 +98,14 @@ static int load(struct engine *e, bool system)
 		err = probes_load(&e->probes, &po);
 
 	if (!err && o->profile) {
-		err = profiler_open(&e->prof, &o->prof, probes_ring_fd(&e->probes),
+		struct profiler_opts prof = o->prof;
+
+		/* --report and --timeline alone read only where each sample
+		 * was, not its stack. */
+		prof.stacks = o->profile_out || o->push.url || o->top;
+		err = profiler_open(&e->prof, &prof, probes_ring_fd(&e->probes),
 				    probes_procs_fd(&e->probes), &po.layout.pidns,
-				    e->scope->walkers(e), e->scope->vcpus);
+				    prof.stacks ? e->scope->walkers(e) : 0, e->scope->vcpus);
 		e->profiling = !err;
 		if (e->profiling)
 			ksym_extras(name_progs, e);

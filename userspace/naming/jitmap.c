@@ -111,13 +111,10 @@ static void process_tb(struct jitmap *m, const struct tb_record *tb, uint32_t ti
 
 	m->tbs++;
 	if (m->count_again && !(tb->flags & TB_CACHED)) {
-		uint64_t *g = u64map_at(&m->again, tb->pc);
-
-		if (*g && *g - 1 < m->gen)
-			m->tbs_again_flush++;
-		else if (*g)
+		if (!u64bits_add(&m->again, tb->pc))
 			m->tbs_again_other++;
-		*g = m->gen + 1;
+		else if (u64bits_has(&m->again_old, tb->pc))
+			m->tbs_again_flush++;
 	}
 	if (tb->ts < m->answered_ns)
 		m->tbs_held++;
@@ -278,7 +275,8 @@ void jitmap_prologue(struct jitmap *m, const struct qj_prologue *r)
 void jitmap_flush(struct jitmap *m)
 {
 	m->flushes++;
-	m->gen++;
+	if (m->count_again)
+		u64bits_move_into(&m->again_old, &m->again);
 	/* QEMU also flushes right before it exits: keep the last
 	 * generation of code unless new code replaces it. */
 	m->flush_pending = true;
@@ -315,9 +313,10 @@ void jitmap_fork(struct jitmap *child, const struct jitmap *parent)
 	child->layout_known = parent->layout_known;
 	child->flush_pending = parent->flush_pending;
 	child->count_again = parent->count_again;
-	child->gen = parent->gen;
-	if (parent->count_again)
-		u64map_copy(&child->again, &parent->again);
+	if (parent->count_again) {
+		u64bits_copy(&child->again, &parent->again);
+		u64bits_copy(&child->again_old, &parent->again_old);
+	}
 }
 
 void jitmap_free(struct jitmap *m)
@@ -335,6 +334,7 @@ void jitmap_free(struct jitmap *m)
 	guest_free(&m->guest);
 	codemap_free(&m->code);
 	codemap_free(&m->insns);
-	u64map_free(&m->again);
+	u64bits_free(&m->again);
+	u64bits_free(&m->again_old);
 	free(m->exe_path);
 }

@@ -19,7 +19,7 @@
 #include "qemu-jitbpf.h"
 #include "naming/codemap.h"
 #include "naming/guest.h"
-#include "util/u64map.h"
+#include "util/u64bits.h"
 
 struct partial;
 
@@ -48,8 +48,8 @@ struct jitmap {
 	 * one (the guest wrote to its code, an invalidation, another CPU
 	 * state), from the generation each guest pc was last translated in. */
 	bool count_again;
-	struct u64map again; /* guest pc -> 1 + the flush generation */
-	uint64_t gen;
+	struct u64bits again, again_old; /* guest pcs translated since the last
+					  * flush, and before it */
 	uint64_t tbs_again_flush, tbs_again_other;
 };
 

@@ -250,7 +250,7 @@ static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root
 	snprintf(buf, sizeof(buf), "%s", comm);
 	if (strrchr(buf, '-'))
 		*strrchr(buf, '-') = 0;
-	smp->label = xmalloc(6 * sizeof(Label *));
+	smp->label = xmalloc(7 * sizeof(Label *));
 	smp->label[0] = label(b, "pid", NULL, s->pid);
 	smp->label[1] = label(b, "tid", NULL, s->tid);
 	smp->label[2] = label(b, "comm", buf, 0);
@@ -260,6 +260,8 @@ static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root
 		smp->label[smp->n_label++] = label(b, "qemu", s->labels.qemu, 0);
 	if (s->labels.arch)
 		smp->label[smp->n_label++] = label(b, "arch", s->labels.arch, 0);
+	if (s->labels.command)
+		smp->label[smp->n_label++] = label(b, "command", s->labels.command, 0);
 	if (s->labels.cgroup && !cgroup_root)
 		smp->label[smp->n_label++] = label(b, "cgroup", s->labels.cgroup, 0);
 	return smp;

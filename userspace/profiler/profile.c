@@ -24,6 +24,7 @@ static void proc_name_free(struct proc_name *n)
 	free(n->parents);
 	free((char *)n->labels.qemu);
 	free((char *)n->labels.arch);
+	free((char *)n->labels.command);
 	free((char *)n->labels.cgroup);
 }
 
@@ -145,7 +146,8 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 		if (proc)
 			s->labels = (struct proc_labels){keep(p, proc->labels.qemu),
 							 keep(p, proc->labels.arch),
-							 keep(p, proc->labels.cgroup)};
+							 keep(p, proc->labels.cgroup),
+							 keep(p, proc->labels.command)};
 		s->pid = pid;
 		s->tid = tid;
 		s->where = where;
@@ -235,6 +237,14 @@ void profile_see_process(struct profile *p, pid_t pid)
 		.parents = parents,
 		.labels = labels_of(pid),
 	};
+}
+
+void profile_set_command(struct profile *p, pid_t pid, const char *command)
+{
+	struct proc_name *n = (struct proc_name *)proc_of(p, pid);
+
+	if (n && !n->labels.command && command && *command)
+		n->labels.command = xstrdup(command);
 }
 
 void profile_set_parent(struct profile *p, pid_t pid, pid_t ppid)

@@ -60,6 +60,7 @@ struct proc_labels {
 	const char *qemu;   /* the QEMU binary's name */
 	const char *arch;   /* the guest architecture, as the binary's name says */
 	const char *cgroup; /* its cgroup (v2) path: a container's, a unit's */
+	const char *command; /* the guest program's name, once QEMU said it */
 };
 
 struct stack {
@@ -101,6 +102,9 @@ void profile_see_process(struct profile *p, pid_t pid);
 /* PID's stacks go under those of PPID, if the profile knows it: roots are
  * the chain of programs (make-1;gcc-2;cc1-3), frames split by ';'. */
 void profile_set_parent(struct profile *p, pid_t pid, pid_t ppid);
+/* PID's guest program is COMMAND (its file's name): its stacks from now on
+ * carry it as a label. */
+void profile_set_command(struct profile *p, pid_t pid, const char *command);
 /* PID's program has ended: its stacks keep their names. */
 void profile_forget_process(struct profile *p, pid_t pid);
 /* PID's root name (in BUF if it is not followed). */

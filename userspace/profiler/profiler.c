@@ -39,6 +39,7 @@ struct samples *profiler_follow(struct profiler *pr, pid_t pid, struct cpu_split
 
 	samples_init(ss, &pr->prof, pid, pr->opts.stack_bytes > 0);
 	ss->split = split;
+	ss->split_only = !pr->opts.stacks;
 	/* Its name, while /proc says it. */
 	profile_see_process(&pr->prof, pid);
 	return ss;

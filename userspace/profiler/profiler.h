@@ -23,6 +23,7 @@ struct profiler_opts {
 	unsigned int interval;	  /* --interval=SECONDS, 0 for one profile */
 	struct keep keep;	  /* --keep-profiles: interval files per FILE */
 	bool chain;		  /* --profile-chain: roots under the parents' */
+	bool stacks;		  /* name the stacks (else only the split) */
 };
 
 struct profiler {

@@ -266,6 +266,11 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 	uint64_t pcs[UNWIND_MAX], leaf = 0;
 	size_t n = 0, np = 0;
 
+	if (ss->split_only) {
+		if (ss->split)
+			split_sample(ss->split, p, part);
+		return;
+	}
 	if (p->jit) {
 		/*
 		 * Where the code at the host address came from, in the
@@ -315,6 +320,11 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 	for (uint32_t i = p->nhost; i-- > 0;)
 		if (p->host[i].kind == FRAME_KERNEL)
 			frames[n++] = p->host[i];
+	if (!ss->commanded && jm->exe_path) {
+		/* Its label "command": the guest program, which QEMU has said. */
+		profile_set_command(ss->prof, ss->pid, path_base(jm->exe_path));
+		ss->commanded = true;
+	}
 	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
 	if (ss->split)
 		split_sample(ss->split, p, part);

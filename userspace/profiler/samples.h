@@ -37,6 +37,8 @@ struct samples {
 	uint64_t unknown_jit; /* in translated code no TB report covered */
 	/* Where the CPU went (--report), or NULL: its holder's. */
 	struct cpu_split *split;
+	bool commanded; /* the profile has its guest program's name */
+	bool split_only; /* no stacks wanted: only the split (--report) */
 };
 
 void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);

@@ -80,6 +80,55 @@ bool u64bits_any(const struct u64bits *s, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+bool u64bits_has(const struct u64bits *s, uint64_t key)
+{
+	uint64_t c = key >> U64BITS_SHIFT, bit = key & (CHUNK_BITS - 1);
+	const uint64_t *w = c == s->last_c && s->last
+				    ? s->last
+				    : (uint64_t *)(uintptr_t)u64map_get(&s->chunks, c);
+
+	return w && (w[bit / 64] >> (bit & 63) & 1);
+}
+
+void u64bits_move_into(struct u64bits *to, struct u64bits *from)
+{
+	for (size_t i = 0; i < from->chunks.cap; i++) {
+		const struct u64map_ent *e = &from->chunks.e[i];
+		uint64_t *w = (uint64_t *)(uintptr_t)e->val, *v;
+
+		if (!e->slot)
+			continue;
+		v = u64map_at(&to->chunks, e->slot - 1);
+		if (!*v) {
+			*v = (uintptr_t)w;
+			continue;
+		}
+		for (size_t k = 0; k < CHUNK_WORDS; k++)
+			((uint64_t *)(uintptr_t)*v)[k] |= w[k];
+		free(w);
+	}
+	to->last = NULL;
+	to->n += from->n; /* (at most: a key in both counts twice) */
+	u64map_free(&from->chunks);
+	memset(from, 0, sizeof(*from));
+}
+
+void u64bits_copy(struct u64bits *to, const struct u64bits *from)
+{
+	u64bits_free(to);
+	for (size_t i = 0; i < from->chunks.cap; i++) {
+		const struct u64map_ent *e = &from->chunks.e[i];
+		uint64_t *copy;
+
+		if (!e->slot)
+			continue;
+		copy = xmalloc(CHUNK_WORDS * sizeof(uint64_t));
+		memcpy(copy, (uint64_t *)(uintptr_t)e->val, CHUNK_WORDS * sizeof(uint64_t));
+		*u64map_at(&to->chunks, e->slot - 1) = (uintptr_t)copy;
+	}
+	to->n = from->n;
+}
+
 void u64bits_free(struct u64bits *s)
 {
 	for (size_t i = 0; i < s->chunks.cap; i++)

@@ -29,6 +29,12 @@ struct u64bits {
 bool u64bits_add(struct u64bits *s, uint64_t key);
 /* Is any key of [LO, HI) in S? */
 bool u64bits_any(const struct u64bits *s, uint64_t lo, uint64_t hi);
+/* Is KEY in S? */
+bool u64bits_has(const struct u64bits *s, uint64_t key);
+/* TO gets every key of FROM, which is left empty. */
+void u64bits_move_into(struct u64bits *to, struct u64bits *from);
+/* TO (whose keys go) becomes a copy of FROM. */
+void u64bits_copy(struct u64bits *to, const struct u64bits *from);
 void u64bits_free(struct u64bits *s);
 
 #endif
