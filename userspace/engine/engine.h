@@ -24,6 +24,7 @@
 #include "engine/retention.h"
 #include "engine/session.h"
 #include "engine/target.h"
+#include "util/u64map.h"
 #include "util/pidtab.h"
 #include "coverage/coverage.h"
 #include "profiler/profiler.h"
@@ -122,6 +123,9 @@ struct engine {
 	struct binary **bins;  /* the QEMU binaries seen */
 	size_t nbins, bins_cap;
 	struct pidtab procs; /* the processes followed */
+	/* -a: an exec whose new program is taken in when it reports: when,
+	 * and the process's CPU then (its new program's start), by pid. */
+	struct u64map exec_ts, exec_cpu;
 	/* The outputs asked for, in order, NULL-terminated (output.h). */
 	const struct output *outputs[8];
 	long long uft_records; /* a tree's uftrace records, -1 without */

@@ -194,6 +194,12 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 	if ((c = procs_find(e, child)))
 		procs_end(e, c, "pid reused", true);
 	c = procs_new(e, child, NULL, false);
+	/* A copy of its parent until it execs, which it may have done by
+	 * now (-a does not hold it): its command line is its parent's. */
+	if (c->cmdline && parent->cmdline) {
+		free(c->cmdline);
+		c->cmdline = xstrdup(parent->cmdline);
+	}
 	session_fork(&c->s, &parent->s);
 	e->forks++;
 	procs_begin(e, c, parent, tid, ts);
@@ -243,6 +249,26 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_ex
 	p = procs_find(e, pid);
 	if (p && x)
 		p->cpu_base_ns = x->cpu_ns;
+	else if (x && e->scope->adopts) {
+		/* -a: its QEMU, if it is one, is taken in when it reports. */
+		*u64map_at(&e->exec_ts, (uint64_t)pid) = ts;
+		*u64map_at(&e->exec_cpu, (uint64_t)pid) = x->cpu_ns;
+	}
+}
+
+/* -a: execs whose program never reported (not a QEMU) are forgotten. */
+static void forget_execs(struct engine *e, uint64_t now)
+{
+	for (size_t i = 0; i < e->exec_ts.cap; i++) {
+		const struct u64map_ent *x = &e->exec_ts.e[i];
+		uint64_t pid = x->slot - 1;
+
+		if (!x->slot || now - x->val < 10 * GONE_NS)
+			continue;
+		u64map_take(&e->exec_ts, pid);
+		u64map_take(&e->exec_cpu, pid);
+		i--; /* (another entry may have moved here) */
+	}
 }
 
 int procs_event(void *ctx, void *data, size_t size)
@@ -288,8 +314,15 @@ int procs_event(void *ctx, void *data, size_t size)
 		 * first.  A tree knows its processes. */
 		if (!e->scope->adopts)
 			return 0;
+		uint64_t exec_ts = u64map_take(&e->exec_ts, h->pid);
+
 		p = procs_new(e, h->pid, NULL, false);
-		procs_begin(e, p, NULL, 0, h->ts);
+		if (exec_ts) {
+			/* A program exec'd: from the exec on. */
+			p->after_exec = true;
+			p->cpu_base_ns = u64map_take(&e->exec_cpu, h->pid);
+		}
+		procs_begin(e, p, NULL, 0, exec_ts ? exec_ts : h->ts);
 	}
 	session_event(&p->s, data, size);
 	return 0;
@@ -297,6 +330,8 @@ int procs_event(void *ctx, void *data, size_t size)
 
 void procs_tick(struct engine *e, uint64_t now, bool reap)
 {
+	if (reap && e->exec_ts.n)
+		forget_execs(e, now);
 	for (size_t b = 0; b < PIDTAB_BUCKETS; b++) {
 		struct pidtab_node **pp = &e->procs.b[b];
 
@@ -335,6 +370,8 @@ void procs_end_all(struct engine *e, const char *why)
 
 void procs_free_all(struct engine *e)
 {
+	u64map_free(&e->exec_ts);
+	u64map_free(&e->exec_cpu);
 	for (size_t b = 0; b < PIDTAB_BUCKETS; b++)
 		while (e->procs.b[b])
 			proc_free(e, proc_of(pidtab_remove(&e->procs, &e->procs.b[b])));

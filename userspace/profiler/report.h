@@ -39,6 +39,7 @@ struct report_proc {
 	uint64_t cpu_ns;     /* the kernel's accounting of its threads */
 	bool running;	     /* still running at the report */
 	bool final;	     /* its process is gone: nothing comes into it */
+	bool argv0;	     /* QEMU's command line has the path, then argv[0] */
 	struct cpu_split split;
 	uint64_t tbs, flushes;
 	/* Blocks translated again after a flush, and without one (the guest

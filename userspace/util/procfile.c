@@ -295,3 +295,23 @@ out:
 	close(fd);
 	return err;
 }
+
+bool proc_auxv(pid_t pid, uint64_t type, uint64_t *val)
+{
+	char path[64];
+	uint64_t av[2];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fread(av, sizeof(av), 1, f) == 1 && av[0])
+		if (av[0] == type) {
+			*val = av[1];
+			found = true;
+		}
+	fclose(f);
+	return found;
+}

@@ -73,4 +73,7 @@ bool file_changeable(int fd, bool foreign);
  */
 int file_snapshot(int fd, const char *name, uint64_t max);
 
+/* Entry TYPE of PID's auxiliary vector (a 64-bit process's), if it has one. */
+bool proc_auxv(pid_t pid, uint64_t type, uint64_t *val);
+
 #endif
