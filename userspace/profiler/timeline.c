@@ -168,13 +168,20 @@ static void put_fork(FILE *f, const struct report_proc *up, const struct report_
 void timeline_write(const struct report *r, FILE *f)
 {
 	size_t *order = tree_order(r);
-	struct u64map named = {0};
+	struct u64map named = {0}, main_row = {0};
 	uint64_t t0 = UINT64_MAX;
 	long sort = 0;
 
 	for (size_t i = 0; i < r->n; i++)
 		if (r->v[i]->start_ns && r->v[i]->start_ns < t0)
 			t0 = r->v[i]->start_ns;
+	/* Each pid's main program: the one that used the most CPU. */
+	for (size_t i = 0; i < r->n; i++) {
+		uint64_t *m = u64map_at(&main_row, (uint64_t)r->v[i]->pid);
+
+		if (!*m || r->v[*m - 1]->cpu_ns < r->v[i]->cpu_ns)
+			*m = i + 1;
+	}
 	comma = false;
 	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"generator\": \"qemu-jitbpf\"}, "
 	      "\"traceEvents\": [",
@@ -185,11 +192,14 @@ void timeline_write(const struct report *r, FILE *f)
 
 		if (!p->start_ns || p->end_ns < p->start_ns)
 			continue;
-		/* A process: a track, named by its first program's command
+		/* A process: a track, named by its main program's command
 		 * line, right below its parent's. */
 		if (!*seen) {
+			const struct report_proc *m =
+				r->v[u64map_get(&main_row, (uint64_t)p->pid) - 1];
+
 			*seen = 1;
-			put_meta(f, "process_name", p->pid, "name", p->command ? p->command : "?",
+			put_meta(f, "process_name", p->pid, "name", m->command ? m->command : "?",
 				 0);
 			put_meta(f, "process_sort_index", p->pid, "sort_index", NULL, sort++);
 			put_meta(f, "thread_name", p->pid, "name", p->program ? p->program : "?",
@@ -209,5 +219,6 @@ void timeline_write(const struct report *r, FILE *f)
 	}
 	fputs("\n]}\n", f);
 	u64map_free(&named);
+	u64map_free(&main_row);
 	free(order);
 }
