@@ -408,22 +408,6 @@ void report_write_text(const struct report *r, FILE *f)
 	free(rows);
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void put_json_code(FILE *f, uint64_t tbs, uint64_t flushes, uint64_t again_flush,
 			  uint64_t again_other)
 {
@@ -456,11 +440,11 @@ void report_write_json(const struct report *r, FILE *f)
 		for (up = report_parent(r, p); up && depth++ < DEPTH_MAX; up = report_parent(r, up))
 			fprintf(f, "%s%d", depth > 1 ? ", " : "", (int)up->pid);
 		fprintf(f, "], \"parent_name\": ");
-		put_json_string(f, p->parent_name ? p->parent_name : "");
+		json_put_string(f, p->parent_name ? p->parent_name : "");
 		fprintf(f, ", \"command\": ");
-		put_json_string(f, p->command ? p->command : "");
+		json_put_string(f, p->command ? p->command : "");
 		fprintf(f, ", \"program\": ");
-		put_json_string(f, p->program ? p->program : "");
+		json_put_string(f, p->program ? p->program : "");
 		fprintf(f, ", \"running\": %s, \"wall_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", ",
 			p->running ? "true" : "false", wall_ns(p), p->cpu_ns);
 		put_json_code(f, p->tbs, p->flushes, p->again_flush, p->again_other);
@@ -471,7 +455,7 @@ void report_write_json(const struct report *r, FILE *f)
 	fprintf(f, "\n], \"programs\": [");
 	for (size_t i = 0; i < nprogs; i++) {
 		fprintf(f, "%s\n  {\"program\": ", i ? "," : "");
-		put_json_string(f, progs[i].key);
+		json_put_string(f, progs[i].key);
 		fprintf(f, ", \"runs\": %zu, \"cpu_ns\": %" PRIu64 ", ", progs[i].t.n,
 			progs[i].t.cpu_ns);
 		put_json_code(f, progs[i].t.tbs, progs[i].t.flushes, progs[i].t.again_flush,
@@ -484,7 +468,7 @@ void report_write_json(const struct report *r, FILE *f)
 	for (size_t i = 0; i < ntrees; i++) {
 		fprintf(f, "%s\n  {\"pid\": %d, \"command\": ", i ? "," : "",
 			(int)trees[i].top->pid);
-		put_json_string(f, trees[i].top->command ? trees[i].top->command : "");
+		json_put_string(f, trees[i].top->command ? trees[i].top->command : "");
 		fprintf(f, ", \"processes\": %zu, \"cpu_ns\": %" PRIu64 ", ", trees[i].t.n,
 			trees[i].t.cpu_ns);
 		put_json_code(f, trees[i].t.tbs, trees[i].t.flushes, trees[i].t.again_flush,
@@ -499,13 +483,13 @@ void report_write_json(const struct report *r, FILE *f)
 		fprintf(f, "\n], \"diagnoses\": [");
 		for (size_t i = 0; i < nd; i++) {
 			fprintf(f, "%s\n  {\"id\": ", i ? "," : "");
-			put_json_string(f, d[i].id);
+			json_put_string(f, d[i].id);
 			fprintf(f, ", \"program\": ");
-			put_json_string(f, d[i].program);
+			json_put_string(f, d[i].program);
 			fprintf(f, ", \"evidence\": ");
-			put_json_string(f, d[i].evidence);
+			json_put_string(f, d[i].evidence);
 			fprintf(f, ", \"change\": ");
-			put_json_string(f, d[i].fix);
+			json_put_string(f, d[i].fix);
 			fputc('}', f);
 		}
 		free(d);

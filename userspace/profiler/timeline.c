@@ -55,22 +55,6 @@ static size_t *tree_order(const struct report *r)
 	return order;
 }
 
-static void put_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* Microseconds since T0, to the nanosecond. */
 static void put_us(FILE *f, const char *key, uint64_t ns, uint64_t t0)
 {
@@ -95,7 +79,7 @@ static void put_meta(FILE *f, const char *name, pid_t pid, const char *key, cons
 		"{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"args\": {\"%s\": ",
 		name, (int)pid, (int)pid, key);
 	if (sval)
-		put_string(f, sval);
+		json_put_string(f, sval);
 	else
 		fprintf(f, "%ld", ival);
 	fputs("}}", f);
@@ -107,7 +91,7 @@ static void put_slice(FILE *f, const char *name, const char *cat, pid_t pid, uin
 {
 	event_begin(f);
 	fputs("{\"ph\": \"X\", \"name\": ", f);
-	put_string(f, name);
+	json_put_string(f, name);
 	fprintf(f, ", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, ", cat, (int)pid, (int)pid);
 	put_us(f, "ts", start, t0);
 	fputs(", ", f);
@@ -120,7 +104,7 @@ static void put_program(FILE *f, const struct report_proc *p, uint64_t t0)
 
 	put_slice(f, p->program ? p->program : "?", "program", p->pid, p->start_ns, p->end_ns, t0);
 	fputs(", \"args\": {\"command\": ", f);
-	put_string(f, p->command);
+	json_put_string(f, p->command);
 	fprintf(f, ", \"cpu_ms\": %.3f, \"samples\": %" PRIu64, p->cpu_ns / 1e6, p->split.samples);
 	for (int i = 0; total && i < PART_MAX; i++)
 		if (p->split.ns[i])

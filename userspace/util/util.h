@@ -21,6 +21,8 @@ extern int verbose;
 			fprintf(stderr, "qemu-jitbpf: " fmt "\n", ##__VA_ARGS__); \
 	} while (0)
 
+/* S as a JSON string, quotes included (NULL: ""). */
+void json_put_string(FILE *f, const char *s);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
