@@ -144,10 +144,9 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 		s = xcalloc(1, sizeof(*s));
 		s->root = root;
 		if (proc)
-			s->labels = (struct proc_labels){keep(p, proc->labels.qemu),
-							 keep(p, proc->labels.arch),
-							 keep(p, proc->labels.cgroup),
-							 keep(p, proc->labels.command)};
+			s->labels = (struct proc_labels){
+				keep(p, proc->labels.qemu), keep(p, proc->labels.arch),
+				keep(p, proc->labels.cgroup), keep(p, proc->labels.command)};
 		s->pid = pid;
 		s->tid = tid;
 		s->where = where;

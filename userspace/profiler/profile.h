@@ -57,9 +57,9 @@ enum sample_where {
 
 /* What a fleet tells processes apart by (pprof labels), or NULL. */
 struct proc_labels {
-	const char *qemu;   /* the QEMU binary's name */
-	const char *arch;   /* the guest architecture, as the binary's name says */
-	const char *cgroup; /* its cgroup (v2) path: a container's, a unit's */
+	const char *qemu;    /* the QEMU binary's name */
+	const char *arch;    /* the guest architecture, as the binary's name says */
+	const char *cgroup;  /* its cgroup (v2) path: a container's, a unit's */
 	const char *command; /* the guest program's name, once QEMU said it */
 };
 

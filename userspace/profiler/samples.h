@@ -37,7 +37,7 @@ struct samples {
 	uint64_t unknown_jit; /* in translated code no TB report covered */
 	/* Where the CPU went (--report), or NULL: its holder's. */
 	struct cpu_split *split;
-	bool commanded; /* the profile has its guest program's name */
+	bool commanded;	 /* the profile has its guest program's name */
 	bool split_only; /* no stacks wanted: only the split (--report) */
 };
 
