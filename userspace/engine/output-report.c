@@ -13,12 +13,15 @@
 #include "util/procfile.h"
 #include "util/util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/binfmts.h>
 
 static bool wanted(const struct engine_opts *o)
 {
@@ -65,7 +68,7 @@ static bool preserves_argv0(pid_t pid)
 {
 	uint64_t flags;
 
-	return proc_auxv(pid, 8 /* AT_FLAGS */, &flags) && (flags & 1);
+	return proc_auxv(pid, AT_FLAGS, &flags) && (flags & AT_FLAGS_PRESERVE_ARGV0);
 }
 
 static int begin(struct engine *e)

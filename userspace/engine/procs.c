@@ -222,14 +222,11 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_ex
 	if (xe && xe->args_len) {
 		size_t n = xe->args_len < QJ_ARGS_MAX ? xe->args_len : QJ_ARGS_MAX;
 
-		/* As /proc/PID/cmdline is read: NULs between, none at the end. */
+		/* As /proc/PID/cmdline is read, without the NULs at its end. */
 		memcpy(args, xe->args, n);
 		while (n && !args[n - 1])
 			n--;
-		for (size_t i = 0; i < n; i++)
-			if (!args[i])
-				args[i] = ' ';
-		args[n] = 0;
+		args_line(args, n);
 		text_clean(args, n);
 		before.args = n ? args : NULL;
 	}

@@ -385,9 +385,6 @@ char *target_cmdline(const struct target *t)
 		n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
 	}
-	for (size_t i = 0; i + 1 < n; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	buf[n] = 0;
+	args_line(buf, n);
 	return xstrdup(n ? buf : t->exe);
 }

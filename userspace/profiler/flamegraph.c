@@ -224,9 +224,7 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 
 		/* The root: a process, or the chain of programs it descends
 		 * from, one frame each. */
-		for (const char *r = s->root, *end; r; r = *end ? end + 1 : NULL) {
-			end = r + strcspn(r, ";");
-			snprintf(buf, sizeof(buf), "%.*s", (int)(end - r), r);
+		for (const char *r = s->root; profile_root_next(&r, buf, sizeof(buf));) {
 			n = child(n, strtab_add(&labels, buf), KIND_ROOT);
 			n->count += s->count;
 		}

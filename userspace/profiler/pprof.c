@@ -218,7 +218,7 @@ static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root
 	const char *comm = strrchr(s->root, ';') ? strrchr(s->root, ';') + 1 : s->root;
 	struct frame cg = {.name = s->labels.cgroup, .kind = FRAME_GUEST};
 	size_t nroot = 1, k;
-	char buf[64];
+	char buf[64], name[256];
 
 	for (const char *c = s->root; *c; c++)
 		nroot += *c == ';';
@@ -231,13 +231,9 @@ static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root
 	for (uint32_t i = 0; i < s->n; i++)
 		smp->location_id[i] = location(b, &s->frames[s->n - 1 - i]);
 	k = s->n + nroot;
-	for (const char *r = s->root, *end; r; r = *end ? end + 1 : NULL) {
-		char name[256];
-		struct frame root = {.kind = FRAME_GUEST};
+	for (const char *r = s->root; profile_root_next(&r, name, sizeof(name));) {
+		struct frame root = {.name = strtab_add(&b->names, name), .kind = FRAME_GUEST};
 
-		end = r + strcspn(r, ";");
-		snprintf(name, sizeof(name), "%.*s", (int)(end - r), r);
-		root.name = strtab_add(&b->names, name);
 		smp->location_id[--k] = location(b, &root);
 	}
 	if (cgroup_root)

@@ -238,6 +238,18 @@ void profile_see_process(struct profile *p, pid_t pid)
 	};
 }
 
+const char *profile_root_next(const char **at, char *buf, size_t size)
+{
+	const char *r = *at, *end;
+
+	if (!r)
+		return NULL;
+	end = r + strcspn(r, ";");
+	snprintf(buf, size, "%.*s", (int)(end - r), r);
+	*at = *end ? end + 1 : NULL;
+	return buf;
+}
+
 void profile_set_command(struct profile *p, pid_t pid, const char *command)
 {
 	struct proc_name *n = (struct proc_name *)proc_of(p, pid);

@@ -102,6 +102,9 @@ void profile_see_process(struct profile *p, pid_t pid);
 /* PID's stacks go under those of PPID, if the profile knows it: roots are
  * the chain of programs (make-1;gcc-2;cc1-3), frames split by ';'. */
 void profile_set_parent(struct profile *p, pid_t pid, pid_t ppid);
+/* The next frame of a stack's root from *AT (a chain: ';' between) into
+ * BUF, moving *AT past it; NULL when there is none. */
+const char *profile_root_next(const char **at, char *buf, size_t size);
 /* PID's guest program is COMMAND (its file's name): its stacks from now on
  * carry it as a label. */
 void profile_set_command(struct profile *p, pid_t pid, const char *command);

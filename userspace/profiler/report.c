@@ -44,7 +44,6 @@ static void index_row(struct report *r, struct report_proc *p)
 struct report_proc *report_add(struct report *r, pid_t pid)
 {
 	struct report_proc *p = xcalloc(1, sizeof(*p));
-
 	uint64_t at = u64map_get(&r->at, (uint64_t)pid);
 
 	p->pid = pid;
@@ -168,16 +167,13 @@ static void fold_oldest(struct report *r)
 
 void report_final(struct report *r, struct report_proc *p)
 {
-	size_t keep;
-
 	if (p->final)
 		return;
 	p->final = true;
 	r->nfinal++;
 	if (!r->keep)
 		r->keep = KEEP_DEFAULT;
-	keep = r->keep;
-	if (r->nfinal > keep)
+	if (r->nfinal > r->keep)
 		fold_oldest(r);
 }
 

@@ -496,6 +496,14 @@ void put_xml(FILE *f, const char *s)
 	}
 }
 
+void args_line(char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (!s[i])
+			s[i] = ' ';
+	s[len] = 0;
+}
+
 void json_put_string(FILE *f, const char *s)
 {
 	fputc('"', f);

@@ -35,6 +35,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * symbol file or info.
  */
 void text_clean(char *s, size_t len);
+/* The NUL-separated arguments in S (LEN bytes, S[LEN] writable) as one
+ * line, spaces between, as ps shows /proc/PID/cmdline. */
+void args_line(char *s, size_t len);
 /* Is C one of those control characters? */
 static inline bool text_ctl(char c)
 {
