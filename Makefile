@@ -19,7 +19,8 @@ MATRIX_PRIMARY := 10.2.2:x86_64 10.2.2:aarch64 7.2:x86_64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree nonlocal
+GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree nonlocal \
+	fpu atomics remap
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -93,7 +94,8 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(BUILD)/guests/native/nonlocal-pg \
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
 	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs \
-	$(BUILD)/guests/aarch64/fib-pac \
+	$(BUILD)/guests/aarch64/fib-pac $(BUILD)/guests/x86_64/fpu-double \
+	$(BUILD)/guests/aarch64/atomics-lse \
 	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) \
 	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp-o0) $(SYSTEM_GUESTS)
 
@@ -267,6 +269,18 @@ $(BUILD)/guests/arm/tree-apcs: tests/guests/tree.c
 $(BUILD)/guests/aarch64/fib-pac: tests/guests/fib.c
 	@mkdir -p $(dir $@)
 	$(CC_aarch64) $(GUEST_CFLAGS) -mbranch-protection=pac-ret -o $@ $<
+
+# fpu.c in double: SSE, which QEMU computes with the host FPU.
+$(BUILD)/guests/x86_64/fpu-double: tests/guests/fpu.c
+	@mkdir -p $(dir $@)
+	$(CC_x86_64) $(GUEST_CFLAGS) -DREAL=double -o $@ $<
+
+# atomics.c for ARMv8.0 (load/store-exclusive loops), as code built for the
+# oldest aarch64 CPUs is, and for ARMv8.1 (LSE: LDADD, CAS).
+$(BUILD)/guests/aarch64/atomics: GUEST_CFLAGS += -march=armv8-a -mno-outline-atomics
+$(BUILD)/guests/aarch64/atomics-lse: tests/guests/atomics.c
+	@mkdir -p $(dir $@)
+	$(CC_aarch64) $(GUEST_CFLAGS) -march=armv8.1-a -o $@ $< -lpthread
 
 # The same calls.c at -O2, with and without frame pointers.
 $(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c

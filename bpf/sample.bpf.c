@@ -54,6 +54,35 @@ struct {
 
 __u64 lost_samples;
 
+/*
+ * Where in env the register is that holds a system call's number while
+ * QEMU emulates it, from where the stack and frame pointers are: x86_64's
+ * rax (regs[0], sp regs[4]), AArch64's x8 (fp x29), Arm's r7 (sp r13),
+ * RISC-V's a7 (x17, sp x2), POWER's r0 (sp r1).  s390x keeps the number
+ * of an svc apart: -1.
+ */
+static __always_inline __s32 nr_offset(const struct qj_vcpu *v)
+{
+	__s32 sp = v->off[QJ_SP], fp = v->off[QJ_FP], size = v->size;
+
+	if (sp < 0 || fp < 0)
+		return -1;
+	switch (v->machine) {
+	case QJ_EM_X86_64:
+		return sp - 4 * size;
+	case QJ_EM_AARCH64:
+		return fp - 21 * size;
+	case QJ_EM_ARM:
+		return sp - 6 * size;
+	case QJ_EM_RISCV:
+		return sp + 15 * size;
+	case QJ_EM_PPC64:
+		return sp - size;
+	default:
+		return -1;
+	}
+}
+
 /* Arguments 7 to 9 are 0 where QEMU does not give them (7.2's series). */
 SEC("usdt")
 int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr,
@@ -69,19 +98,30 @@ int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp,
 		.big_endian = big_endian != 0,
 	};
 
+	/* 7.2's series gives no machine: x86_64 or AArch64, told apart by
+	 * where rbp is from rsp, x29 from sp. */
+	if (!v.machine && fp - sp == 8)
+		v.machine = QJ_EM_X86_64;
+	else if (!v.machine && fp - sp == -16)
+		v.machine = QJ_EM_AARCH64;
+	v.off_nr = nr_offset(&v);
 	if (tid)
 		bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
 	return 0;
 }
 
-static __always_inline __u64 read_reg(const struct qj_vcpu *v, int reg)
+static __always_inline __u64 read_at(const struct qj_vcpu *v, __s32 off)
 {
 	__u64 val = 0;
-	__s32 off = v->off[reg & (QJ_NREGS - 1)];
 
 	if (off >= 0)
 		bpf_probe_read_user(&val, sizeof(val), (void *)(v->env + off));
 	return v->size == 4 ? (__u32)val : val;
+}
+
+static __always_inline __u64 read_reg(const struct qj_vcpu *v, int reg)
+{
+	return read_at(v, v->off[reg & (QJ_NREGS - 1)]);
 }
 
 /* Can LEN bytes at guest address ADDR be read (struct qj_proc)? */
@@ -252,6 +292,7 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	r->gregs[QJ_SP] = sp = read_reg(v, QJ_SP);
 	r->gregs[QJ_FP] = read_reg(v, QJ_FP);
 	r->gregs[QJ_LR] = read_reg(v, QJ_LR);
+	r->gnr = v->off_nr >= 0 ? read_at(v, v->off_nr) : QJ_NR_UNKNOWN;
 	/*
 	 * A VM's RAM serves guest addresses as they are only while its MMU
 	 * is off, when code runs from RAM too: with the pc elsewhere (a Linux
@@ -309,6 +350,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	r->big_endian = 0;
 	r->period = ctx->sample_period;
 	r->cpu_index = -1;
+	r->gnr = 0;
 	r->nkern = r->nuser = r->nguest = r->nwords = 0;
 	r->stack_len = 0;
 	n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);

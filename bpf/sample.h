@@ -48,6 +48,7 @@ enum qj_machine {
 struct qj_vcpu {
 	__u64 env;
 	__s32 off[QJ_NREGS]; /* offset in env, or -1 */
+	__s32 off_nr;	     /* of the register with a system call's number, or -1 */
 	__s32 cpu_index;
 	__u16 machine;	 /* EM_*, or 0 */
 	__u8 size;	 /* bytes per register: 4 or 8 */
@@ -70,6 +71,9 @@ struct qj_proc {
 #define QJ_SAMPLE_VCPU	 1 /* the thread runs a vCPU: gregs and guest stack valid */
 #define QJ_SAMPLE_KERNEL 2 /* taken in the kernel */
 
+/* gnr where the register with a system call's number is not known (s390x). */
+#define QJ_NR_UNKNOWN (~0ull)
+
 struct qj_sample {
 	struct qj_hdr hdr;
 	__u32 flags;
@@ -80,6 +84,7 @@ struct qj_sample {
 	__s32 cpu_index;
 	__u8 nkern, nuser, nguest, nwords;
 	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env, zero-extended */
+	__u64 gnr;	       /* the register a system call's number is in (off_nr) */
 	__u64 kstack[QJ_KSTACK_MAX];
 	__u64 ustack[QJ_USTACK_MAX]; /* [0] is the host pc */
 	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */

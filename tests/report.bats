@@ -280,6 +280,100 @@ cpu_s() {
 		"$before" "$after" || fail "$before s, then $after s"
 }
 
+# AFTER (s of CPU) is below BEFORE / FACTOR.
+saves() { # BEFORE AFTER FACTOR
+	/usr/bin/python3 -c "import sys; sys.exit(not float(sys.argv[2]) < float(sys.argv[1]) / float(sys.argv[3]))" \
+		"$1" "$2" "$3" || fail "$1 s, then $2 s"
+}
+
+@test "--report diagnoses softfloat (x86_64 long double, x87 helpers) and names the helpers; double, the change it names, saves most of the time" {
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QX" "$(guest x86_64 fpu)" 1000000
+	assert_success
+	assert_line 'fpu 1000000 118.589'
+	assert_line --regexp '^  softfloat: fpu: floating-point helpers took [0-9]+% of [0-9.]+ s of CPU \(helper_f[a-z]+_ST[0N]_[A-Z0-9]+ [0-9]+%, .*\)\.$'
+	assert_line --regexp "^    Change: x87's 80-bit arithmetic"
+	[ "$(diagnoses)" = "softfloat fpu" ] || fail "diagnoses: $(diagnoses)"
+	json "$D/r.json" "sum(v for k, v in r['programs'][0]['helpers'].items() if '_ST0' in k) > r['programs'][0]['sampled_ns']['helper:fp'] / 2" |
+		grep -qx True || fail "x87 helpers: $(json "$D/r.json" "r['programs'][0]['helpers']")"
+	before=$(cpu_s)
+	# The change applied: the same sum in double.
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QX" "$(guest x86_64 fpu-double)" 1000000
+	assert_success
+	assert_line 'fpu 1000000 118.589'
+	refute_line --regexp "x87's"
+	after=$(cpu_s)
+	echo "# fpu 1000000: $before s of CPU in long double, $after s in double" >&3
+	saves "$before" "$after" 2
+}
+
+@test "--report diagnoses compare-and-swap retry loops (aarch64 LDXR/STXR, riscv64 LR/SC, arm LDREX/STREX); single-instruction atomics, the change it names, save most of the time" {
+	local QR QARM
+	require_qemu "$V" riscv64
+	require_qemu "$V" arm
+	QR=$(qemu_bin "$V" riscv64)
+	QARM=$(qemu_bin "$V" arm)
+	# Two threads adding to one counter, built for ARMv8.0: exclusive pairs
+	# (their helper is a quarter of the CPU even when the threads never
+	# run at once, and LSE saves a third then).
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics)" 2000000 2
+	assert_success
+	assert_line 'atomics 4000000'
+	assert_line --regexp '^  atomic-retry: atomics: compare-and-swap helpers took [0-9]+% of [0-9.]+ s of CPU \(helper_atomic_cmpxchgq_le [0-9]+%.*\)\.$'
+	assert_line --regexp '^    Change: each store-exclusive or compare-and-swap is a helper call'
+	[ "$(diagnoses)" = "atomic-retry atomics" ] || fail "diagnoses: $(diagnoses)"
+	before=$(cpu_s)
+	# The change applied: LSE's LDADDAL.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics-lse)" 2000000 2
+	assert_success
+	assert_line 'atomics 4000000'
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# aarch64 atomics 2x2000000: $before s of CPU with LDXR/STXR, $after s with LDADDAL" >&3
+	saves "$before" "$after" 1.3
+	# RISC-V: a compare-and-swap loop (LR/SC), then a fetch-and-add (AMOADD).
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QR" "$(guest riscv64 atomics)" 1000000 2 cas
+	assert_success
+	[ "$(diagnoses)" = "atomic-retry atomics" ] || fail "riscv64 diagnoses: $(diagnoses)"
+	before=$(cpu_s)
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QR" "$(guest riscv64 atomics)" 1000000 2
+	assert_success
+	[ -z "$(diagnoses)" ] || fail "riscv64 still: $(diagnoses)"
+	after=$(cpu_s)
+	# (What it saves depends on how often the two threads run at once.)
+	echo "# riscv64 atomics 2x1000000: $before s of CPU with LR/SC, $after s with AMOADD" >&3
+	# 32-bit Arm has only LDREX/STREX.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QARM" "$(guest arm atomics)" 1000000 2
+	assert_success
+	[ "$(diagnoses)" = "atomic-retry atomics" ] || fail "arm diagnoses: $(diagnoses)"
+	json "$D/r.json" "list(r['programs'][0]['helpers'])[0]" | grep -qx helper_atomic_cmpxchgl_le ||
+		fail "arm helpers: $(json "$D/r.json" "r['programs'][0]['helpers']")"
+}
+
+@test "--report diagnoses a system call made again and again (a 32-bit arm guest retrying mremap, as JavaScript engines do); its 64-bit build, the change it names, saves most of the time" {
+	local QARM
+	require_qemu "$V" arm
+	QARM=$(qemu_bin "$V" arm)
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QARM" "$(guest arm remap)" 20000
+	assert_failure 1
+	assert_line 'remap 20000 tries: failed'
+	assert_line --regexp '^System calls: [0-9.]+% of the CPU$'
+	assert_line --regexp '^  most in: mremap [0-9.]+%'
+	assert_line --regexp '^  syscall: remap: its mremap system calls took [0-9]+% of [0-9.]+ s of CPU \(system calls: [0-9]+% in QEMU, [0-9]+% in the host kernel\)\.$'
+	assert_line --regexp "^    Change: qemu-user reserves a 32-bit guest's whole address space"
+	[ "$(diagnoses)" = "syscall remap" ] || fail "diagnoses: $(diagnoses)"
+	json "$D/r.json" "r['programs'][0]['syscalls']['mremap'] > r['programs'][0]['cpu_ns'] / 2" |
+		grep -qx True || fail "mremap: $(json "$D/r.json" "r['programs'][0]['syscalls']")"
+	before=$(cpu_s)
+	# The change applied: the same program for arm64.
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$(guest aarch64 remap)" 20000
+	assert_success
+	assert_line 'remap 1 tries: grown'
+	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
+	after=$(cpu_s)
+	echo "# remap 20000: $before s of CPU as arm, $after s as arm64" >&3
+	saves "$before" "$after" 4
+}
+
 @test "--profile-chain: each process's stacks under the programs it descends from, in folded stacks, pprof and the flame graph; QEMU's work named [translate], [helper: ...]" {
 	binfmt_register "$QA"
 	local bb root pid

@@ -2,8 +2,8 @@
 #include "profiler/cpusplit.h"
 #include "util/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 /* Words in a helper's (or the functions it calls') name, by family: the
@@ -56,6 +56,11 @@ enum cpu_part cpu_part_of(bool in_kernel, bool jit, bool jit_ret, const char *co
 					return families[f].part;
 		return PART_HELPER;
 	}
+	/* An atomic operation QEMU runs with every other vCPU stopped (and
+	 * the block it translates for that alone). */
+	for (size_t i = 0; i < n; i++)
+		if (qemu_frames[i] && strstr(qemu_frames[i], "cpu_exec_step_atomic"))
+			return PART_ATOMIC;
 	for (size_t i = 0; i < n; i++)
 		if (qemu_frames[i] && strstr(qemu_frames[i], "tb_gen_code"))
 			return PART_TRANSLATE;
@@ -113,11 +118,57 @@ uint64_t cpu_split_total(const struct cpu_split *s)
 	return t;
 }
 
+void split_item_add(struct split_item t[SPLIT_TOP], const char *name, uint64_t ns)
+{
+	struct split_item *least = &t[0];
+
+	for (int i = 0; i < SPLIT_TOP; i++) {
+		if (!t[i].ns || !strncmp(t[i].name, name, sizeof(t[i].name) - 1)) {
+			if (!t[i].ns)
+				snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+			t[i].ns += ns;
+			return;
+		}
+		if (t[i].ns < least->ns)
+			least = &t[i];
+	}
+	snprintf(least->name, sizeof(least->name), "%s", name);
+	least->ns += ns;
+}
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct split_item *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->name, y->name);
+}
+
+size_t split_items_sorted(const struct split_item t[SPLIT_TOP], struct split_item out[SPLIT_TOP])
+{
+	size_t n = 0;
+
+	for (int i = 0; i < SPLIT_TOP; i++)
+		if (t[i].ns)
+			out[n++] = t[i];
+	qsort(out, n, sizeof(*out), by_ns);
+	return n;
+}
+
 void cpu_split_add(struct cpu_split *to, const struct cpu_split *from)
 {
 	for (int i = 0; i < PART_MAX; i++)
 		to->ns[i] += from->ns[i];
 	to->samples += from->samples;
+	to->syscall_ns += from->syscall_ns;
+	to->syscall_kernel_ns += from->syscall_kernel_ns;
+	if (from->reg_bytes > to->reg_bytes)
+		to->reg_bytes = from->reg_bytes;
+	for (int i = 0; i < SPLIT_TOP; i++) {
+		if (from->fn[i].ns)
+			split_item_add(to->fn, from->fn[i].name, from->fn[i].ns);
+		if (from->sys[i].ns)
+			split_item_add(to->sys, from->sys[i].name, from->sys[i].ns);
+	}
 }
 
 static enum cpu_phase_kind kind_of(enum cpu_part p)

@@ -59,11 +59,28 @@ struct cpu_phases {
 #define PHASES_MAX	100000
 #define PHASE_WINDOW_NS (10ull * 1000 * 1000)
 
+/*
+ * What a part's CPU went to, the most first: kept as the space-saving
+ * count keeps its top items (a newcomer takes the smallest one's place
+ * and count), so an item's time is exact while the table has room, and
+ * over by at most the smallest's after.
+ */
+#define SPLIT_TOP 8
+struct split_item {
+	char name[40];
+	uint64_t ns;
+};
+
 /* Sampled CPU time by part. */
 struct cpu_split {
 	uint64_t ns[PART_MAX];
 	uint64_t samples;
-	struct cpu_phases *phases; /* when a timeline is wanted; not summed */
+	uint64_t syscall_ns;		 /* in the guest's system calls (QEMU's and the kernel's) */
+	uint64_t syscall_kernel_ns;	 /* of which in the host kernel */
+	uint8_t reg_bytes;		 /* the guest's register width: 4 or 8, 0 if not known */
+	struct split_item fn[SPLIT_TOP]; /* helpers, by the one translated code called */
+	struct split_item sys[SPLIT_TOP]; /* system calls, by name */
+	struct cpu_phases *phases;	  /* when a timeline is wanted; not summed */
 };
 
 /* The part of a sample: in the kernel (IN_KERNEL), in translated code
@@ -79,6 +96,10 @@ const char *cpu_part_frame(enum cpu_part p);
 bool cpu_part_is_helper(enum cpu_part p);
 uint64_t cpu_split_total(const struct cpu_split *s);
 void cpu_split_add(struct cpu_split *to, const struct cpu_split *from);
+/* NS more for item NAME of table T (fn or sys). */
+void split_item_add(struct split_item t[SPLIT_TOP], const char *name, uint64_t ns);
+/* T's items sorted by time, the most first; the count of those in use. */
+size_t split_items_sorted(const struct split_item t[SPLIT_TOP], struct split_item out[SPLIT_TOP]);
 /* A sample at TS of PERIOD ns in PART. */
 void cpu_phases_add(struct cpu_phases *ph, uint64_t ts, uint64_t period, enum cpu_part part);
 /* The window under way ends: its phase is in. */

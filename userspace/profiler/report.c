@@ -307,6 +307,19 @@ static void put_header(FILE *f, const char *first)
 		fprintf(f, " %7s", col_names[c]);
 }
 
+/* "Helpers: ..." or "System calls: ...": the top items of T, the most first. */
+static void put_items(FILE *f, const char *label, const struct split_item t[SPLIT_TOP],
+		      uint64_t total)
+{
+	struct split_item v[SPLIT_TOP];
+	size_t n = split_items_sorted(t, v);
+
+	for (size_t i = 0; i < n && i < 5; i++)
+		fprintf(f, "%s %s %.1f%%", i ? "," : label, v[i].name, 100.0 * v[i].ns / total);
+	if (n)
+		fputc('\n', f);
+}
+
 void report_write_text(const struct report *r, FILE *f)
 {
 	struct report_proc **rows = xcalloc(r->n ? r->n : 1, sizeof(*rows));
@@ -376,6 +389,11 @@ void report_write_text(const struct report *r, FILE *f)
 			}
 		if (any)
 			fputc('\n', f);
+		put_items(f, "  most in:", all.split.fn, total);
+		if (all.split.syscall_ns)
+			fprintf(f, "System calls: %.1f%% of the CPU\n",
+				100.0 * all.split.syscall_ns / total);
+		put_items(f, "  most in:", all.split.sys, total);
 	}
 	{
 		size_t nd;
@@ -413,12 +431,30 @@ static void put_json_code(FILE *f, uint64_t tbs, uint64_t flushes, uint64_t agai
 		tbs, flushes, again_flush, again_other);
 }
 
+/* KEY: {NAME: ns, ...}, the most first. */
+static void put_json_items(FILE *f, const char *key, const struct split_item t[SPLIT_TOP])
+{
+	struct split_item v[SPLIT_TOP];
+	size_t n = split_items_sorted(t, v);
+
+	fprintf(f, ", \"%s\": {", key);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		json_put_string(f, v[i].name);
+		fprintf(f, ": %" PRIu64, v[i].ns);
+	}
+	fputc('}', f);
+}
+
 static void put_json_split(FILE *f, const struct cpu_split *s)
 {
 	fprintf(f, "\"samples\": %" PRIu64 ", \"sampled_ns\": {", s->samples);
 	for (int i = 0; i < PART_MAX; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", cpu_part_name(i), s->ns[i]);
-	fputc('}', f);
+	fprintf(f, "}, \"syscalls_ns\": %" PRIu64 ", \"syscalls_kernel_ns\": %" PRIu64,
+		s->syscall_ns, s->syscall_kernel_ns);
+	put_json_items(f, "syscalls", s->sys);
+	put_json_items(f, "helpers", s->fn);
 }
 
 void report_write_json(const struct report *r, FILE *f)

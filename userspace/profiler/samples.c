@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/samples.h"
 #include "naming/ksyms.h"
+#include "naming/syscalls.h"
 #include "profiler/unwind.h"
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,11 +249,52 @@ static enum cpu_part part_of(const struct pending *p)
 	return cpu_part_of(p->r.nkern, p->jit, p->jit_ret, names, n);
 }
 
-/* --report: P's CPU into its part. */
+/* The guest's system call P was in (QEMU emulating it, or the kernel
+ * serving it), as "mremap" or "syscall 4321"; NULL if none. */
+static const char *guest_syscall(const struct pending *p, char *buf, size_t size)
+{
+	const char *name;
+	uint32_t i;
+
+	if (!(p->r.flags & QJ_SAMPLE_VCPU) || p->jit)
+		return NULL;
+	for (i = 0; i < p->nhost; i++)
+		if (p->host[i].kind == FRAME_QEMU && strstr(p->host[i].name, "do_syscall"))
+			break;
+	if (i == p->nhost)
+		return NULL;
+	if (p->r.gnr == QJ_NR_UNKNOWN)
+		return "syscall ?";
+	name = syscall_name(p->r.machine, p->r.gnr);
+	if (name)
+		return name;
+	snprintf(buf, size, "syscall %" PRIu64, (uint64_t)p->r.gnr);
+	return buf;
+}
+
+/* --report: P's CPU into its part, its helper's function, its system call. */
 static void split_sample(struct cpu_split *s, const struct pending *p, enum cpu_part part)
 {
+	char buf[32];
+	const char *sys = guest_syscall(p, buf, sizeof(buf));
+
 	s->ns[part] += p->r.period;
 	s->samples++;
+	if (p->r.flags & QJ_SAMPLE_VCPU && p->r.size > s->reg_bytes)
+		s->reg_bytes = p->r.size;
+	if (sys) {
+		s->syscall_ns += p->r.period;
+		if (part == PART_KERNEL)
+			s->syscall_kernel_ns += p->r.period;
+		split_item_add(s->sys, sys, p->r.period);
+	}
+	/* The helper translated code called: QEMU's outermost frame. */
+	if (cpu_part_is_helper(part) && p->jit)
+		for (uint32_t i = p->nhost; i-- > 0;)
+			if (p->host[i].kind == FRAME_QEMU) {
+				split_item_add(s->fn, p->host[i].name, p->r.period);
+				break;
+			}
 	if (s->phases)
 		cpu_phases_add(s->phases, p->r.hdr.ts, p->r.period, part);
 }
