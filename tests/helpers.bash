@@ -455,3 +455,16 @@ check_tree() { # FOLDED PID ARCH
 	local share=$((($2 * 100) / ($2 + $3)))
 	[ "$share" -ge 57 ] && [ "$share" -le 77 ] || fail "long path has $share % (expected 67 +- 10)"
 }
+
+# Wait until process PID has used SECONDS of CPU (user and system), for
+# at most 30 s: work done, however busy the host.
+wait_cpu() { # PID SECONDS
+	local i ticks hz
+	hz=$(getconf CLK_TCK)
+	for i in $(seq 300); do
+		ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null) || return 1
+		[ "$ticks" -ge "$(($2 * hz))" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -158,7 +158,7 @@ json.dump(d, open(sys.argv[2], 'w'))" "$D/t.json" "$D/bad.json"
 	wait_bg_err 'attached to .* binaries' 10
 	"$QX" "$(guest x86_64 hot)" -u "$D/stop" >/dev/null 2>&1 &
 	pids+=($!)
-	sleep 2
+	for p in "${pids[@]}"; do wait_cpu "$p" 2 || fail "pid $p used no 2 s of CPU"; done
 	touch "$D/stop"
 	for p in "${pids[@]}"; do wait "$p"; done
 	stop_bg
