@@ -26,6 +26,14 @@ static const struct {
 static const char *const loop_words[] = {"cpu_exec", "cpu_tb_exec", "tb_lookup", "lookup_tb_ptr",
 					 "tb_htable_lookup"};
 
+/*
+ * The block lookup's own helper, and what only it calls from translated
+ * code: the CPU state a block is looked up by (each target's
+ * get_tb_cpu_state) and the compile flags.  Their callers set up no frame
+ * on the fast path, so a sample in them often names no lookup_tb_ptr.
+ */
+static const char *const lookup_words[] = {"lookup_tb_ptr", "get_tb_cpu_state", "curr_cflags"};
+
 static bool has_word(const char *name, const char *const *words, size_t n)
 {
 	for (size_t i = 0; i < n && words[i]; i++)
@@ -38,6 +46,7 @@ enum cpu_part cpu_part_of(bool in_kernel, bool jit, bool jit_ret, const char *co
 			  size_t n)
 {
 	const size_t nloop = sizeof(loop_words) / sizeof(loop_words[0]);
+	const size_t nlookup = sizeof(lookup_words) / sizeof(lookup_words[0]);
 
 	if (in_kernel)
 		return PART_KERNEL;
@@ -47,7 +56,7 @@ enum cpu_part cpu_part_of(bool in_kernel, bool jit, bool jit_ret, const char *co
 		/* A helper called from translated code: the block lookup's
 		 * own helper is the loop's work. */
 		for (size_t i = 0; i < n; i++)
-			if (qemu_frames[i] && strstr(qemu_frames[i], "lookup_tb_ptr"))
+			if (qemu_frames[i] && has_word(qemu_frames[i], lookup_words, nlookup))
 				return PART_LOOKUP;
 		for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 			for (size_t i = 0; i < n; i++)
