@@ -83,13 +83,24 @@ static __always_inline __s32 nr_offset(const struct qj_vcpu *v)
 	}
 }
 
-/* Arguments 7 to 9 are 0 where QEMU does not give them (7.2's series). */
-SEC("usdt")
-int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr,
-	     __s32 size, __s32 machine, __s32 big_endian)
+/*
+ * Every vCPU thread's, as the watcher reports them at a handshake
+ * (jit_vcpu_thread): threads blocked outside the execution loop too.  By
+ * pid << 32 | the thread's id as QEMU sees it (its pid namespace's).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct qj_vcpu);
+} vcpu_threads SEC(".maps");
+
+/* Arguments from SIZE on are 0 where QEMU does not give them (7.2's series). */
+static __always_inline void vcpu_of(struct qj_vcpu *v, __s32 cpu_index, __u64 env, __s32 pc,
+				    __s32 sp, __s32 fp, __s32 lr, __s32 size, __s32 machine,
+				    __s32 big_endian)
 {
-	__u32 tid = (__u32)qj_current_ids();
-	struct qj_vcpu v = {
+	*v = (struct qj_vcpu){
 		.env = env,
 		.off = {pc, sp, fp, lr},
 		.cpu_index = cpu_index,
@@ -97,16 +108,38 @@ int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp,
 		.size = size == 4 ? 4 : 8,
 		.big_endian = big_endian != 0,
 	};
-
 	/* 7.2's series gives no machine: x86_64 or AArch64, told apart by
 	 * where rbp is from rsp, x29 from sp. */
-	if (!v.machine && fp - sp == 8)
-		v.machine = QJ_EM_X86_64;
-	else if (!v.machine && fp - sp == -16)
-		v.machine = QJ_EM_AARCH64;
-	v.off_nr = nr_offset(&v);
+	if (!v->machine && fp - sp == 8)
+		v->machine = QJ_EM_X86_64;
+	else if (!v->machine && fp - sp == -16)
+		v->machine = QJ_EM_AARCH64;
+	v->off_nr = nr_offset(v);
+}
+
+SEC("usdt")
+int BPF_USDT(jit_vcpu, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp, __s32 lr,
+	     __s32 size, __s32 machine, __s32 big_endian)
+{
+	__u32 tid = (__u32)qj_current_ids();
+	struct qj_vcpu v;
+
+	vcpu_of(&v, cpu_index, env, pc, sp, fp, lr, size, machine, big_endian);
 	if (tid)
 		bpf_map_update_elem(&vcpus, &tid, &v, BPF_ANY);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jit_vcpu_thread, __s32 tid, __s32 cpu_index, __u64 env, __s32 pc, __s32 sp, __s32 fp,
+	     __s32 lr, __s32 size, __s32 machine, __s32 big_endian)
+{
+	__u64 key = (qj_current_ids() & ~0xffffffffull) | (__u32)tid;
+	struct qj_vcpu v;
+
+	vcpu_of(&v, cpu_index, env, pc, sp, fp, lr, size, machine, big_endian);
+	if (tid > 0 && key >> 32)
+		bpf_map_update_elem(&vcpu_threads, &key, &v, BPF_ANY);
 	return 0;
 }
 

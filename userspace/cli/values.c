@@ -212,6 +212,15 @@ bool read_timeline(struct engine_opts *o, char *arg, char *why, size_t len)
 	return true;
 }
 
+bool read_stacks(struct engine_opts *o, char *arg, char *why, size_t len)
+{
+	(void)why, (void)len;
+	/* The sampler's BPF side knows where each vCPU's registers are. */
+	o->stacks = o->profile = true;
+	o->stacks_file = arg;
+	return true;
+}
+
 bool read_top(struct engine_opts *o, char *arg, char *why, size_t len)
 {
 	(void)arg, (void)why, (void)len;

@@ -30,6 +30,7 @@ opt_fn read_push_api;
 opt_fn read_push_max_age;
 opt_fn read_report;
 opt_fn read_timeline;
+opt_fn read_stacks;
 opt_fn read_top;
 opt_fn read_perfmap_insn;
 opt_fn read_no_demangle;

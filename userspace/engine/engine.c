@@ -235,7 +235,8 @@ static int loop(struct engine *e)
 		if (err)
 			break;
 		for_each_output(e, out) if ((*out)->tick)(*out)->tick(e, now, reap);
-		if ((o->duration && now - start >= o->duration * 1e9) || !e->scope->following(e))
+		if ((o->duration && now - start >= o->duration * 1e9) || !e->scope->following(e) ||
+		    e->done)
 			break;
 		if (o->top && !top_tick(e, now, &last_top))
 			break;
@@ -328,7 +329,9 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 	pr_dbg("files written after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (verbose)
 		probes_report_time(&e->probes, e->profiling ? e->prof.sm : NULL);
-	engine_summary(e);
+	/* --stacks alone says what it came for, as eu-stack does. */
+	if (!e->o->stacks || verbose)
+		engine_summary(e);
 	if (rel.started)
 		pthread_join(rel.thread, NULL);
 }
@@ -376,8 +379,8 @@ static void free_all(struct engine *e)
 
 /* What a run writes, in the order its hooks are called. */
 static const struct output *const engine_outputs[] = {
-	&output_report,	 &output_profile,  &output_perfmap,
-	&output_jitdump, &output_coverage, &output_uftrace,
+	&output_report,	  &output_profile, &output_perfmap, &output_jitdump,
+	&output_coverage, &output_uftrace, &output_stacks,
 };
 
 int engine_begin_outputs(struct engine *e)

@@ -14,6 +14,7 @@
 #define QJ_ENGINE_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,8 +64,10 @@ struct engine_opts {
 	const char **reports;
 	int nreports;
 	bool report;
-	unsigned report_rows; /* ended processes' rows kept (0: the default) */
-	const char *timeline; /* --timeline FILE */
+	unsigned report_rows;	 /* ended processes' rows kept (0: the default) */
+	const char *timeline;	 /* --timeline FILE */
+	bool stacks;		 /* --stacks: each QEMU's guest threads, then stop */
+	const char *stacks_file; /* NULL or "-": standard output */
 };
 
 /* Do the outputs need translated code (the prologue, TB reports)? */
@@ -101,6 +104,7 @@ struct proc {
 	struct report_proc *row; /* --report: its row */
 	bool row_ended;		 /* (complete but for its last samples) */
 	bool after_exec;	 /* its program came by an exec */
+	bool stacked;		 /* --stacks: its threads are written */
 	struct pidtab_node node; /* in the engine's table, by its pid */
 };
 
@@ -144,7 +148,10 @@ struct engine {
 	uint64_t ring_ts;     /* the newest record read from the ring */
 	uint64_t heard_ns;    /* what we have read of the ring covers until */
 	int err;	      /* the first error of the run */
-	bool nameless;	      /* the root never answered: no files */
+	bool done;	      /* an output has all it wants: stop */
+	FILE *stacks_out;     /* --stacks */
+	unsigned stacks_dumped;
+	bool nameless; /* the root never answered: no files */
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
 	uint64_t tbs_early, tbs_held, tbs_cached, tbs_incomplete;
@@ -168,6 +175,15 @@ struct proc *procs_find(struct engine *e, pid_t pid);
  * of PID.  ASK: ask it for its handshake.
  */
 struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask);
+/*
+ * The guest's command line in QEMU's CMDLINE: from the guest program EXE
+ * on; ARGV0: QEMU was started by binfmt_misc with flag P (it has the
+ * program's path, then the guest's own argv[0], where the guest's
+ * command line starts).
+ */
+char *proc_command(const char *cmdline, const char *exe, bool argv0);
+/* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */
+bool proc_preserves_argv0(pid_t pid);
 /* Ask P for its handshake. */
 void procs_ask(struct proc *p);
 /* P's records begin at TS; forked by PARENT's thread TID, if PARENT. */

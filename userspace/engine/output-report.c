@@ -44,33 +44,6 @@ static uint64_t started(pid_t pid)
 	return boot_ns > start_ns && now > boot_ns - start_ns ? now - (boot_ns - start_ns) : now;
 }
 
-/*
- * The guest's command line in QEMU's: from the guest program on.  QEMU
- * started by binfmt_misc with flag P has the program's path, then the
- * guest's own argv[0]: the guest's command line starts there.
- */
-static char *guest_command(const char *cmdline, const char *exe, bool argv0)
-{
-	const char *at = exe ? strstr(cmdline, exe) : NULL;
-
-	if (!at) {
-		/* QEMU's own name first, then (without options) the guest's. */
-		at = strchr(cmdline, ' ');
-		at = at ? at + 1 : cmdline;
-	} else if (argv0 && at[strlen(exe)] == ' ') {
-		at += strlen(exe) + 1;
-	}
-	return xstrdup(at);
-}
-
-/* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */
-static bool preserves_argv0(pid_t pid)
-{
-	uint64_t flags;
-
-	return proc_auxv(pid, AT_FLAGS, &flags) && (flags & AT_FLAGS_PRESERVE_ARGV0);
-}
-
 static int begin(struct engine *e)
 {
 	e->report_at = mono_ns();
@@ -86,7 +59,7 @@ static void proc_new(struct engine *e, struct proc *p)
 
 	p->row = row;
 	p->s.split = &row->split;
-	row->argv0 = preserves_argv0(p->t->pid);
+	row->argv0 = proc_preserves_argv0(p->t->pid);
 	p->s.jm.count_again = true;
 	if (e->o->timeline)
 		row->split.phases = &row->phases;
@@ -127,7 +100,7 @@ static void fill_row(struct report *r, struct proc *p, const char *exe)
 	pid_t ppid;
 
 	free(row->command);
-	row->command = guest_command(p->cmdline ? p->cmdline : p->t->exe, exe, row->argv0);
+	row->command = proc_command(p->cmdline ? p->cmdline : p->t->exe, exe, row->argv0);
 	report_set_program(r, row, path_base(exe));
 	row->tbs = p->s.jm.tbs;
 	row->flushes = p->s.jm.flushes;

@@ -52,6 +52,6 @@ struct output {
 };
 
 extern const struct output output_report, output_profile, output_perfmap, output_jitdump,
-	output_uftrace, output_coverage;
+	output_uftrace, output_coverage, output_stacks;
 
 #endif

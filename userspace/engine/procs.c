@@ -9,8 +9,10 @@
 #include "coverage/coverage.h"
 #include "engine/engine.h"
 #include "engine/scope.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <linux/binfmts.h>
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
 
@@ -413,4 +416,31 @@ void procs_last_counts(struct engine *e)
 	if (waiting)
 		pr_warn("QEMU did not hand over its last counts: they are those of up to a second "
 			"before");
+}
+
+/*
+ * The guest's command line in QEMU's: from the guest program on.  QEMU
+ * started by binfmt_misc with flag P has the program's path, then the
+ * guest's own argv[0]: the guest's command line starts there.
+ */
+char *proc_command(const char *cmdline, const char *exe, bool argv0)
+{
+	const char *at = exe ? strstr(cmdline, exe) : NULL;
+
+	if (!at) {
+		/* QEMU's own name first, then (without options) the guest's. */
+		at = strchr(cmdline, ' ');
+		at = at ? at + 1 : cmdline;
+	} else if (argv0 && at[strlen(exe)] == ' ') {
+		at += strlen(exe) + 1;
+	}
+	return xstrdup(at);
+}
+
+/* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */
+bool proc_preserves_argv0(pid_t pid)
+{
+	uint64_t flags;
+
+	return proc_auxv(pid, AT_FLAGS, &flags) && (flags & AT_FLAGS_PRESERVE_ARGV0);
 }

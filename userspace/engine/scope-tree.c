@@ -48,6 +48,22 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 		else
 			err = -errno;
 	}
+	if (!err && e->o->stacks) {
+		struct bpf_link *l;
+
+		errno = 0;
+		l = profiler_attach_threads(&e->prof, pid, here.path);
+		if (l) {
+			linkset_add(&p->links, l);
+		} else if (!errno) {
+			pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU "
+			       "built from probes/ before it (make qemu)",
+			       b->path);
+			err = -ENOTSUP;
+		} else {
+			err = -errno;
+		}
+	}
 	if (!err)
 		err = probes_attach(&e->probes, &here, pid, &p->links);
 	/* Whose links they are, while the kernel can still say it. */

@@ -59,6 +59,11 @@ struct bpf_link *profiler_attach(struct profiler *pr, pid_t pid, const char *bin
 	return sampler_attach_probe(pr->sm, pid, binary);
 }
 
+struct bpf_link *profiler_attach_threads(struct profiler *pr, pid_t pid, const char *binary)
+{
+	return sampler_attach_threads(pr->sm, pid, binary);
+}
+
 int profiler_start(struct profiler *pr)
 {
 	return sampler_start(pr->sm);

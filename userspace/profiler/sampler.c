@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/sampler.h"
+#include "naming/elfnotes.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -103,6 +104,29 @@ struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char 
 	return l;
 }
 
+struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary)
+{
+	struct bpf_link *l;
+
+	if (!elf_has_usdt(binary, "qemu", "jit_vcpu_thread")) {
+		errno = 0;
+		return NULL;
+	}
+	l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu_thread, pid, binary, "qemu",
+				     "jit_vcpu_thread", NULL);
+	if (!l)
+		pr_err("cannot attach to qemu:jit_vcpu_thread in %s: %s", binary, strerror(errno));
+	return l;
+}
+
+bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v)
+{
+	__u64 key = (__u64)(uint32_t)pid << 32 | (uint32_t)qemu_tid;
+
+	return !bpf_map__lookup_elem(sm->skel->maps.vcpu_threads, &key, sizeof(key), v, sizeof(*v),
+				     0);
+}
+
 int sampler_start(struct sampler *sm)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -160,6 +184,8 @@ int sampler_prog_fds(const struct sampler *sm, int *fds, int max)
 		fds[n++] = bpf_program__fd(sm->skel->progs.sample);
 	if (n < max)
 		fds[n++] = bpf_program__fd(sm->skel->progs.jit_vcpu);
+	if (n < max)
+		fds[n++] = bpf_program__fd(sm->skel->progs.jit_vcpu_thread);
 	return n;
 }
 

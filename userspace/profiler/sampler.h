@@ -7,6 +7,7 @@
 #ifndef QJ_SAMPLER_H
 #define QJ_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@ struct bpf_program;
 struct bpf_link;
 struct bpf_object;
 struct qj_pidns;
+struct qj_vcpu;
 
 /*
  * Open and load into the main object's ring buffer and process map;
@@ -31,6 +33,15 @@ unsigned int sampler_walkers(const char *path);
 /* Attach to the jit_vcpu probe of BINARY in PID (-1: every process of it);
  * NULL with the reason printed. */
 struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
+/*
+ * Attach to the jit_vcpu_thread probe of BINARY in PID, which reports
+ * every vCPU thread at a handshake, blocked ones too; NULL with errno 0
+ * if BINARY has none, else with the reason printed.
+ */
+struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary);
+/* Where thread QEMU_TID (as PID's QEMU numbers it) keeps its registers,
+ * as the last handshake said: false if it did not. */
+bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v);
 /* Start the CPU clocks. -errno with the reason printed. */
 int sampler_start(struct sampler *sm);
 /* The loaded object, for its programs' names and BTF. */

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "profiler/stacks.h"
+#include "naming/symbols.h"
+#include "naming/syscalls.h"
+#include "profiler/unwind.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* SIZE bytes at ADDR in PID's memory: false unless all were read. */
+static bool peek(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = size};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = size};
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
+}
+
+/* The guest register at OFF in env, SIZE bytes wide, zero-extended. */
+static bool reg(pid_t pid, const struct qj_vcpu *v, int32_t off, uint64_t *val)
+{
+	uint32_t w;
+
+	if (off < 0)
+		return false;
+	if (v->size == 4) {
+		if (!peek(pid, v->env + off, &w, 4))
+			return false;
+		*val = w;
+		return true;
+	}
+	return peek(pid, v->env + off, val, 8);
+}
+
+/*
+ * Where a system call's arguments are in env: the first's offset and
+ * the distance between them, or for x86_64 (rdi, rsi, rdx, r10, r8, r9
+ * out of order in regs[]) each one.  From the offsets the probe gave:
+ * rsp is regs[4]; AArch64's x29 the frame pointer; Arm's r13, RISC-V's
+ * x2, POWER's r1 and s390x's r15 the stack pointer.
+ */
+static bool arg_offsets(const struct qj_vcpu *v, int32_t off[6])
+{
+	static const int x86[6] = {7, 6, 2, 10, 8, 9};
+	int32_t sp = v->off[QJ_SP], fp = v->off[QJ_FP], first, size = v->size;
+
+	switch (v->machine) {
+	case QJ_EM_X86_64:
+		for (int i = 0; i < 6; i++)
+			off[i] = sp - 4 * 8 + x86[i] * 8;
+		return sp >= 0;
+	case QJ_EM_AARCH64:
+		first = fp - 29 * size;
+		break;
+	case QJ_EM_ARM:
+		first = sp - 13 * size;
+		break;
+	case QJ_EM_RISCV:
+		first = sp + 8 * size;
+		break;
+	case QJ_EM_PPC64:
+		first = sp + 2 * size;
+		break;
+	case QJ_EM_S390:
+		first = sp - 13 * size;
+		break;
+	default:
+		return false;
+	}
+	for (int i = 0; i < 6; i++)
+		off[i] = first + i * size;
+	return sp >= 0 && fp >= 0;
+}
+
+/*
+ * Is the guest in a system call: does the instruction before its pc (at
+ * it, on RISC-V, whose pc QEMU moves on after the call) make one?  s390x
+ * names the call in its svc; its number is then that, or r1's for svc 0.
+ */
+static bool at_syscall(pid_t pid, uint64_t base, const struct qj_vcpu *v, uint64_t pc, uint64_t *nr)
+{
+	uint8_t b[4];
+	uint32_t w;
+
+	switch (v->machine) {
+	case QJ_EM_X86_64:
+		return peek(pid, base + pc - 2, b, 2) && b[0] == 0x0f && b[1] == 0x05;
+	case QJ_EM_AARCH64:
+		return peek(pid, base + pc - 4, &w, 4) && w == 0xd4000001;
+	case QJ_EM_ARM:
+		/* svc #0, as A32 and as Thumb. */
+		return (peek(pid, base + pc - 4, &w, 4) && w == 0xef000000) ||
+		       (peek(pid, base + pc - 2, b, 2) && b[0] == 0x00 && b[1] == 0xdf);
+	case QJ_EM_RISCV:
+		return peek(pid, base + pc, &w, 4) && w == 0x00000073;
+	case QJ_EM_PPC64:
+		if (!peek(pid, base + pc - 4, &w, 4))
+			return false;
+		return (v->big_endian ? __builtin_bswap32(w) : w) == 0x44000002;
+	case QJ_EM_S390:
+		if (!peek(pid, base + pc - 2, b, 2) || b[0] != 0x0a)
+			return false;
+		if (b[1])
+			*nr = b[1];
+		else if (!reg(pid, v, v->off[QJ_SP] - 14 * 8, nr))
+			return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Name PC (a return address, but for the first frame) into F. */
+static void name_frame(struct guest *g, uint64_t pc, bool ret, struct stack_frame *f)
+{
+	struct guest_loc loc;
+	uint64_t at = ret ? pc - 1 : pc;
+
+	guest_lookup(g, at, &loc);
+	*f = (struct stack_frame){
+		.pc = pc,
+		.name = guest_loc_name(g, &loc, at),
+		.off = loc.name ? pc - loc.sym_start : 0,
+	};
+	if (loc.img && loc.img->elf && !elf_file_line(loc.img->elf, loc.link, &f->file, &f->line))
+		f->file = NULL;
+}
+
+bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t)
+{
+	uint64_t pcs[UNWIND_MAX], lr = 0, nr = 0;
+	struct qj_sample *r;
+	int32_t off[6];
+	size_t n;
+
+	t->cpu_index = v->cpu_index;
+	if (!reg(pid, v, v->off[QJ_PC], &t->pc) || !reg(pid, v, v->off[QJ_SP], &t->sp))
+		return false;
+	reg(pid, v, v->off[QJ_FP], &t->fp);
+	reg(pid, v, v->off[QJ_LR], &lr);
+	t->regs = true;
+	if (v->off_nr >= 0)
+		reg(pid, v, v->off_nr, &nr);
+	if (at_syscall(pid, g->base, v, t->pc, &nr) && arg_offsets(v, off)) {
+		t->in_syscall = true;
+		t->nr = nr;
+		t->syscall = syscall_name(v->machine, nr);
+		for (int i = 0; i < 6; i++)
+			reg(pid, v, off[i], &t->args[i]);
+	}
+	/* The guest's stack from sp, as much of 64 KiB as is mapped. */
+	r = xcalloc(1, sizeof(*r) + QJ_STACK_MAX);
+	r->flags = QJ_SAMPLE_VCPU;
+	r->machine = v->machine;
+	r->size = v->size;
+	r->big_endian = v->big_endian;
+	r->gregs[QJ_PC] = t->pc;
+	r->gregs[QJ_SP] = t->sp;
+	r->gregs[QJ_FP] = t->fp;
+	r->gregs[QJ_LR] = lr;
+	for (uint32_t len = QJ_STACK_MAX; len >= 64 && !r->stack_len; len >>= 1)
+		if (peek(pid, g->base + t->sp, r->stack, len))
+			r->stack_len = len;
+	n = unwind_dwarf(g, r, t->pc, pcs, UNWIND_MAX);
+	if (!n)
+		pcs[n++] = t->pc;
+	free(r);
+	for (size_t i = 0; i < n && t->nframes < STACK_FRAMES_MAX; i++)
+		name_frame(g, pcs[i], i > 0, &t->frames[t->nframes++]);
+	return true;
+}
+
+/* The first line of /proc/PID/task/TID/NAME into BUF, without its newline. */
+static bool task_line(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
+{
+	char path[96];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(buf, size, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t)
+{
+	char buf[512], path[96], *p;
+	FILE *f;
+
+	t->tid = t->qemu_tid = tid;
+	t->host_nr = -1;
+	t->state = '?';
+	if (task_line(pid, tid, "comm", buf, sizeof(buf)))
+		snprintf(t->comm, sizeof(t->comm), "%.31s", buf);
+	if (task_line(pid, tid, "stat", buf, sizeof(buf)) && (p = strrchr(buf, ')')) && p[1])
+		t->state = p[2];
+	/* "running", or the call's number and arguments: blocked in it. */
+	if (task_line(pid, tid, "syscall", buf, sizeof(buf)) && isdigit((unsigned char)buf[0]))
+		t->host_nr = strtol(buf, NULL, 10);
+	if (task_line(pid, tid, "wchan", buf, sizeof(buf)) && strcmp(buf, "0"))
+		snprintf(t->wchan, sizeof(t->wchan), "%.63s", buf);
+	/* The thread's id in the innermost pid namespace: the guest's. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (!strncmp(buf, "NSpid:", 6) && (p = strrchr(buf, '\t')))
+			t->qemu_tid = atoi(p + 1);
+	if (f)
+		fclose(f);
+	/* "[<0>] futex_wait_queue+0x63/0xb0": the function. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && t->nkstack < STACK_KFRAMES_MAX && fgets(buf, sizeof(buf), f)) {
+		p = strchr(buf, ' ');
+		if (!p)
+			continue;
+		p[strcspn(p, "+\n")] = 0;
+		snprintf(t->kstack[t->nkstack++], sizeof(t->kstack[0]), "%s", p + 1);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* "futex(0x4a0c10, 0x80, 0x2, ...)" or "syscall 4321(...)": T's call. */
+static void put_call(FILE *f, const struct thread_stack *t)
+{
+	if (t->syscall)
+		fputs(t->syscall, f);
+	else
+		fprintf(f, "syscall %" PRIu64, t->nr);
+	for (int i = 0; i < 6; i++)
+		fprintf(f, "%s0x%" PRIx64, i ? ", " : "(", t->args[i]);
+	fputc(')', f);
+}
+
+/* What T does, in words. */
+static void put_doing(FILE *f, const struct thread_stack *t)
+{
+	if (t->host_nr < 0 && (t->state == 'R' || t->state == '?')) {
+		fputs("running", f);
+		if (t->in_syscall) {
+			fputs(" in ", f);
+			put_call(f, t);
+		}
+		return;
+	}
+	if (t->in_syscall) {
+		fputs("blocked in ", f);
+		put_call(f, t);
+	} else {
+		fputs("blocked in QEMU", f);
+	}
+	if (t->wchan[0])
+		fprintf(f, "; the host kernel waits in %s", t->wchan);
+}
+
+void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thread_stack *v, int n,
+		       int others)
+{
+	fprintf(f, "PID %d: %s (%d guest thread%s, %d of QEMU's own)\n", (int)pid,
+		command ? command : "?", n, n == 1 ? "" : "s", others);
+	for (int i = 0; i < n; i++) {
+		const struct thread_stack *t = &v[i];
+
+		fprintf(f, "TID %d", (int)t->qemu_tid);
+		if (t->tid != t->qemu_tid)
+			fprintf(f, " (host %d)", (int)t->tid);
+		fprintf(f, " %s cpu %d: ", t->comm, t->cpu_index);
+		put_doing(f, t);
+		fputc('\n', f);
+		if (!t->regs)
+			fputs("  (its registers could not be read)\n", f);
+		for (int k = 0; k < t->nframes; k++) {
+			const struct stack_frame *fr = &t->frames[k];
+
+			fprintf(f, "  #%-2d 0x%016" PRIx64 " %s", k, fr->pc, fr->name);
+			if (fr->off)
+				fprintf(f, "+0x%" PRIx64, fr->off);
+			if (fr->file)
+				fprintf(f, " at %s:%d", fr->file, fr->line);
+			fputc('\n', f);
+		}
+		if (t->nkstack && t->host_nr >= 0) {
+			fputs("  host kernel:", f);
+			for (int k = 0; k < t->nkstack; k++)
+				fprintf(f, "%s %s", k ? " <-" : "", t->kstack[k]);
+			fputc('\n', f);
+		}
+	}
+}
+
+void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
+		       const struct thread_stack *v, int n, int others)
+{
+	fprintf(f, "%s\n  {\"pid\": %d, \"command\": ", first ? "" : ",", (int)pid);
+	json_put_string(f, command ? command : "");
+	fprintf(f, ", \"qemu_threads\": %d, \"threads\": [", others);
+	for (int i = 0; i < n; i++) {
+		const struct thread_stack *t = &v[i];
+		char state[2] = {t->state, 0};
+
+		fprintf(f, "%s\n    {\"tid\": %d, \"host_tid\": %d, \"cpu\": %d, \"state\": ",
+			i ? "," : "", (int)t->qemu_tid, (int)t->tid, t->cpu_index);
+		json_put_string(f, state);
+		fprintf(f, ", \"running\": %s, \"name\": ",
+			t->host_nr < 0 && (t->state == 'R' || t->state == '?') ? "true" : "false");
+		json_put_string(f, t->comm);
+		if (t->in_syscall) {
+			fprintf(f, ", \"syscall\": {\"nr\": %" PRIu64 ", \"name\": ", t->nr);
+			json_put_string(f, t->syscall ? t->syscall : "");
+			fprintf(f, ", \"args\": [");
+			for (int k = 0; k < 6; k++)
+				fprintf(f, "%s%" PRIu64, k ? ", " : "", t->args[k]);
+			fprintf(f, "]}");
+		}
+		fprintf(f, ", \"host_syscall\": %ld, \"wchan\": ", t->host_nr);
+		json_put_string(f, t->wchan);
+		fprintf(f, ", \"kernel_stack\": [");
+		for (int k = 0; k < t->nkstack; k++) {
+			fputs(k ? ", " : "", f);
+			json_put_string(f, t->kstack[k]);
+		}
+		fprintf(f, "], \"frames\": [");
+		for (int k = 0; k < t->nframes; k++) {
+			const struct stack_frame *fr = &t->frames[k];
+
+			fprintf(f, "%s{\"pc\": %" PRIu64 ", \"function\": ", k ? ", " : "", fr->pc);
+			json_put_string(f, fr->name);
+			fprintf(f, ", \"offset\": %" PRIu64 ", \"file\": ", fr->off);
+			json_put_string(f, fr->file ? fr->file : "");
+			fprintf(f, ", \"line\": %d}", fr->line);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}");
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --stacks: every guest thread of a QEMU, now, without stopping it and
+ * without ptrace: where QEMU keeps each vCPU's registers (the jit_vcpu
+ * probes), read with process_vm_readv(); the guest's stack unwound from
+ * them by its CFI; what the thread does, from /proc (on a CPU, or blocked
+ * in the host kernel, where, and in which system call of the guest).
+ */
+#ifndef QJ_STACKS_H
+#define QJ_STACKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+
+#include "qemu-jitbpf.h"
+#include "sample.h"
+
+struct guest;
+
+#define STACK_FRAMES_MAX  64
+#define STACK_KFRAMES_MAX 16
+
+struct stack_frame {
+	uint64_t pc;
+	const char *name; /* function, FILE+0xADDR, or guest-0xPC (the guest's) */
+	uint64_t off;	  /* from the function's start */
+	const char *file; /* source file, or NULL */
+	int line;
+};
+
+/* One guest thread, as --stacks shows it. */
+struct thread_stack {
+	pid_t tid;	/* as we number it */
+	pid_t qemu_tid; /* as the guest sees it (its pid namespace) */
+	char comm[32];
+	char state; /* /proc's: R running, S sleeping, D disk, ... */
+	int cpu_index;
+	bool regs; /* its registers were read */
+	uint64_t pc, sp, fp;
+	/* The guest's system call its registers show it in (the instruction
+	 * before its pc makes one), by number and name, with six arguments. */
+	bool in_syscall;
+	uint64_t nr, args[6];
+	const char *syscall; /* name, or NULL when unknown */
+	/* The host's view: the system call the QEMU thread blocks in (-1: none,
+	 * it runs), the kernel function it waits in, the kernel stack. */
+	long host_nr;
+	char wchan[64];
+	char kstack[STACK_KFRAMES_MAX][64];
+	int nkstack;
+	struct stack_frame frames[STACK_FRAMES_MAX];
+	int nframes;
+};
+
+/* THREAD's guest state, from V (where its vCPU's registers are) in PID's
+ * memory, named through G; false if its registers could not be read. */
+bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t);
+/* The host side of thread TID of PID: /proc's state, system call, wait. */
+void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t);
+/* A process's threads as text (like eu-stack) or JSON; FIRST: the first
+ * process written to F. */
+void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thread_stack *v, int n,
+		       int others);
+void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
+		       const struct thread_stack *v, int n, int others);
+
+#endif
