@@ -601,3 +601,24 @@ JOB
 	grep -q ' hot_main$' "$o/a.map" || fail "-a: no hot_main"
 	! grep -q "pid $host_qp\b" "$o/a.err" || fail "-a: the host's QEMU $host_qp seen"
 }
+
+@test "--stacks of a containerized QEMU, with -p and with -a: each guest thread by the container's thread ids, blocked where it is" {
+	local hang=$(guest x86_64 hang) line_ab line_ba
+	line_ab=$(grep -n "hang-ab blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1)
+	line_ba=$(grep -n "hang-ba blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1)
+	ct_start "$QX" "$hang" "" deadlock
+	wait_for_file_line "$D/ct.out" "ready hang-ba"
+	wait_for_file_line "$D/ct.out" "ready hang-ab"
+	sleep 0.5
+	for mode in "-p $QP" "-a"; do
+		# shellcheck disable=SC2086
+		run "$QEMU_JITBPF" $mode --stacks="$D/s.json"
+		assert_success
+		run "$TOP/tests/stacks-check.py" "$D/s.json" "$D/ct.out" "$hang" \
+			hang-ab=futex/futex/lock_ab:"$line_ab" hang-ba=futex/futex/lock_ba:"$line_ba"
+		[ "$status" = 0 ] || fail "$mode: $output $(cat "$D/s.json")"
+		# The container numbers its threads from 1, QEMU first.
+		/usr/bin/python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['processes'][0]; t = p['threads']; sys.exit(not (p['pid'] == int(sys.argv[2]) and sorted(x['tid'] for x in t)[0] == 1 and all(x['tid'] != x['host_tid'] for x in t)))" \
+			"$D/s.json" "$QP" || fail "$mode: thread ids: $(cat "$D/s.json")"
+	done
+}

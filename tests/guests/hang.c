@@ -45,7 +45,7 @@ static void *__attribute__((noinline)) lock_ab(void *arg)
 	pthread_mutex_lock(&a);
 	pthread_barrier_wait(&both);
 	print_stack("hang-ab");
-	pthread_mutex_lock(&b);
+	pthread_mutex_lock(&b); /* hang-ab blocks here */
 	return NULL;
 }
 
@@ -56,7 +56,7 @@ static void *__attribute__((noinline)) lock_ba(void *arg)
 	pthread_mutex_lock(&b);
 	pthread_barrier_wait(&both);
 	print_stack("hang-ba");
-	pthread_mutex_lock(&a);
+	pthread_mutex_lock(&a); /* hang-ba blocks here */
 	return NULL;
 }
 
@@ -67,7 +67,7 @@ static void *__attribute__((noinline)) read_pipe(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "hang-read");
 	print_stack("hang-read");
-	if (read(fds[0], &c, 1) < 0)
+	if (read(fds[0], &c, 1) < 0) /* hang-read blocks here */
 		perror("read");
 	return NULL;
 }
@@ -79,7 +79,7 @@ static void *__attribute__((noinline)) sleep_long(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "hang-sleep");
 	print_stack("hang-sleep");
-	nanosleep(&ts, NULL);
+	nanosleep(&ts, NULL); /* hang-sleep blocks here */
 	return NULL;
 }
 
@@ -92,7 +92,7 @@ static void *__attribute__((noinline)) grow(void *arg)
 	if (p == MAP_FAILED || munmap(p + 4096, 4096))
 		return NULL;
 	print_stack("hang-spin");
-	while (mremap(p, 4096, 8192, 0) == MAP_FAILED)
+	while (mremap(p, 4096, 8192, 0) == MAP_FAILED) /* hang-spin blocks here */
 		;
 	return NULL;
 }

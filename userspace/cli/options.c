@@ -233,10 +233,12 @@ static const struct opt table[] = {
 	 "with the phases its samples show (translate, guest, lookup, helpers, kernel)",
 	 K_FN, .fn = read_timeline},
 	{"stacks", OPT_STACKS, "FILE", OPTION_ARG_OPTIONAL,
-	 "Print every guest thread of the QEMU given with -p, now, and exit: its call stack, and "
+	 "Print every guest thread of the QEMU given with -p (of every QEMU with -a), now, and "
+	 "exit: its call stack, and "
 	 "whether it runs or which system call it is blocked in; JSON when FILE ends in .json. "
 	 "QEMU is not stopped and no ptrace is used",
-	 K_FN, .fn = read_stacks, .needs = {'p'}, .needs_rule = "--stacks goes with -p PID"},
+	 K_FN, .fn = read_stacks, .needs = {'p', 'a'},
+	 .needs_rule = "--stacks goes with -p PID or -a"},
 	/* Coverage. */
 	{"coverage", OPT_COVERAGE, "FILE", OPTION_ARG_OPTIONAL,
 	 "Coverage of the guest code that ran, of every process, into FILE: .info lcov tracefile, "

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * --stacks: each QEMU's guest threads, once its handshake has come (the
- * watcher then reports every vCPU's registers, blocked ones too), then
- * the run ends.  profiler/stacks.c reads and writes them.
+ * --stacks: each QEMU's guest threads (-p's, or with -a every one running),
+ * once its handshake has come (the watcher then reports every vCPU's
+ * registers, blocked ones too), then the run ends.  profiler/stacks.c reads and writes them.
  */
 #include "engine/engine.h"
 #include "engine/output.h"
@@ -78,7 +78,9 @@ static void dump(struct engine *e, struct proc *p)
 	if (dir)
 		closedir(dir);
 	qemu_cmdline = p->cmdline ? NULL : target_cmdline(p->t);
-	command = proc_command(p->cmdline ? p->cmdline : qemu_cmdline ? qemu_cmdline : p->t->exe,
+	command = proc_command(p->cmdline     ? p->cmdline
+			       : qemu_cmdline ? qemu_cmdline
+					      : p->t->exe,
 			       p->s.jm.exe_path, proc_preserves_argv0(pid));
 	free(qemu_cmdline);
 	if (json_file(e->o->stacks_file))
@@ -100,7 +102,7 @@ static void tick(struct engine *e, uint64_t now, bool reap)
 	{
 		struct proc *p = proc_of(n);
 
-		if (p->stacked)
+		if (p->stacked || p->given_up)
 			continue;
 		if (!session_named(&p->s, false)) {
 			all = false;
@@ -109,7 +111,8 @@ static void tick(struct engine *e, uint64_t now, bool reap)
 		dump(e, p);
 		p->stacked = true;
 	}
-	if (all && e->stacks_dumped)
+	/* -a: the QEMUs running when we attached, each once it answers. */
+	if (all && (e->stacks_dumped || (e->o->all && !e->procs.n)))
 		e->done = true;
 }
 

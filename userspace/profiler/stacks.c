@@ -79,8 +79,8 @@ static bool arg_offsets(const struct qj_vcpu *v, int32_t off[6])
 }
 
 /*
- * Is the guest in a system call: does the instruction before its pc (at
- * it, on RISC-V, whose pc QEMU moves on after the call) make one?  s390x
+ * Is the guest in a system call: does the instruction before its pc make
+ * one (QEMU moves the pc on before it emulates the call)?  s390x
  * names the call in its svc; its number is then that, or r1's for svc 0.
  */
 static bool at_syscall(pid_t pid, uint64_t base, const struct qj_vcpu *v, uint64_t pc, uint64_t *nr)
@@ -98,7 +98,7 @@ static bool at_syscall(pid_t pid, uint64_t base, const struct qj_vcpu *v, uint64
 		return (peek(pid, base + pc - 4, &w, 4) && w == 0xef000000) ||
 		       (peek(pid, base + pc - 2, b, 2) && b[0] == 0x00 && b[1] == 0xdf);
 	case QJ_EM_RISCV:
-		return peek(pid, base + pc, &w, 4) && w == 0x00000073;
+		return peek(pid, base + pc - 4, &w, 4) && w == 0x00000073;
 	case QJ_EM_PPC64:
 		if (!peek(pid, base + pc - 4, &w, 4))
 			return false;
@@ -168,8 +168,17 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, stru
 		if (peek(pid, g->base + t->sp, r->stack, len))
 			r->stack_len = len;
 	n = unwind_dwarf(g, r, t->pc, pcs, UNWIND_MAX);
-	if (!n)
-		pcs[n++] = t->pc;
+	/*
+	 * A leaf without CFI (glibc's system call wrappers, on some
+	 * architectures) that keeps its return address in the link register
+	 * and its caller's stack: on from there.
+	 */
+	if (n <= 1 && lr && v->machine != QJ_EM_X86_64) {
+		r->gregs[QJ_PC] = lr;
+		n = 1 + unwind_dwarf(g, r, lr, pcs + 1, UNWIND_MAX - 1);
+	}
+	if (n <= 1)
+		pcs[0] = t->pc, n = 1;
 	free(r);
 	for (size_t i = 0; i < n && t->nframes < STACK_FRAMES_MAX; i++)
 		name_frame(g, pcs[i], i > 0, &t->frames[t->nframes++]);

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# --stacks: every guest thread of a hung program, now, without ptrace and
+# without stopping QEMU.  tests/guests/hang.c hangs as programs under
+# emulation are reported to; each of its threads prints its own
+# backtrace() before it blocks, which the dump must match frame by frame
+# (tests/stacks-check.py).
+
+load helpers
+
+V=10.2.2
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	cd "$D"
+}
+
+teardown() {
+	stop_bg
+}
+
+# Run ARCH's hang MODE under QEMU (VERSION), wait until THREADS threads
+# have said "ready" and every thread named hang-* is blocked in the host
+# kernel (SPINS: one that spins, not blocked), then dump it to s.json.
+hang_dump() { # VERSION ARCH MODE THREADS [spins]
+	local q t n=50 blocked
+	require_qemu "$1" "$2"
+	q=$(qemu_bin "$1" "$2")
+	start_bg "$q" "$(guest "$2" hang)" "$3"
+	while [ "$(grep -c '^ready ' "$D/bg.out")" -lt "$4" ] && [ "$n" -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	[ "$(grep -c '^ready ' "$D/bg.out")" = "$4" ] || fail "not ready: $(cat "$D/bg.out")"
+	for n in $(seq 50); do
+		blocked=0
+		for t in /proc/"$BG_PID"/task/*; do
+			grep -q '^hang-' "$t/comm" 2>/dev/null || continue
+			grep -q '^[0-9]' "$t/syscall" 2>/dev/null && blocked=$((blocked + 1))
+		done
+		[ "$blocked" -ge "$4" ] || [ "${5:-}" = spins ] && break
+		sleep 0.1
+	done
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks="$D/s.json"
+	assert_success
+	/usr/bin/python3 -m json.tool "$D/s.json" >/dev/null || fail "not JSON: $(cat "$D/s.json")"
+}
+
+check() { # ARCH THREAD=SYSCALL/WCHAN...
+	local a=$1
+	shift
+	run "$TOP/tests/stacks-check.py" "$D/s.json" "$D/bg.out" "$(guest "$a" hang)" "$@"
+	[ "$status" = 0 ] || fail "$output
+$(cat "$D/s.json")"
+}
+
+# The source line where thread NAME of hang.c blocks.
+at() { # NAME
+	grep -n "$1 blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1
+}
+
+@test "--stacks: two threads deadlocked on two mutexes, each blocked in futex at its line; on x86_64 and aarch64 its frames are its own backtrace()'s" {
+	local a
+	for a in x86_64 aarch64; do
+		hang_dump "$V" "$a" deadlock 2
+		check "$a" hang-ab=futex/futex/lock_ab:"$(at hang-ab)" \
+			hang-ba=futex/futex/lock_ba:"$(at hang-ba)"
+		stop_bg
+	done
+	# Debian's riscv64 and armhf static glibc have no CFI for their locks
+	# (the guest's own backtrace() stops there too): the frames up to it.
+	hang_dump "$V" riscv64 deadlock 2
+	check riscv64 hang-ab=futex/futex/__pthread_mutex_lock hang-ba=futex/futex/__pthread_mutex_lock
+	stop_bg
+	hang_dump "$V" arm deadlock 2
+	check arm hang-ab=futex/futex/__lll_lock_wait hang-ba=futex/futex/__lll_lock_wait
+}
+
+@test "--stacks: a thread blocked reading a pipe, one in nanosleep, at their lines; the main thread in pthread_join" {
+	local a
+	for a in x86_64 aarch64 riscv64; do
+		hang_dump "$V" "$a" read 1
+		check "$a" hang-read=read/pipe_read/read_pipe:"$(at hang-read)"
+		/usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['processes'][0]['threads']; m = [x for x in t if x['tid'] == int(sys.argv[2])][0]; sys.exit(not any('join' in f['function'] for f in m['frames']) or m['syscall']['name'] != 'futex')" \
+			"$D/s.json" "$BG_PID" || fail "the main thread: $(cat "$D/s.json")"
+		stop_bg
+	done
+	for a in x86_64 riscv64; do
+		hang_dump "$V" "$a" sleep 1
+		check "$a" hang-sleep=clock_nanosleep/nanosleep/sleep_long:"$(at hang-sleep)"
+		stop_bg
+	done
+	hang_dump "$V" arm sleep 1
+	check arm hang-sleep=clock_nanosleep/nanosleep/__clock_nanosleep_time64
+}
+
+@test "--stacks: a 32-bit arm thread retrying mremap, running in it, in the text dump too" {
+	local i
+	hang_dump "$V" arm spin 1 spins
+	# It is in QEMU's mremap 99 % of the time: one dump in three at least.
+	for i in 1 2 3; do
+		run "$TOP/tests/stacks-check.py" "$D/s.json" "$D/bg.out" "$(guest arm hang)" \
+			hang-spin=mremap//__libc_do_syscall
+		[ "$status" = 0 ] && break
+		run "$QEMU_JITBPF" -p "$BG_PID" --stacks="$D/s.json"
+	done
+	check arm hang-spin=mremap//__libc_do_syscall
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
+	assert_success
+	assert_line --regexp "^PID $BG_PID: .*/hang spin \(2 guest threads, [0-9]+ of QEMU's own\)\$"
+	assert_line --regexp '^TID [0-9]+ hang-spin cpu [0-9]+: (running in mremap\(0x[0-9a-f]+, 0x1000, 0x2000, 0x0, |running$)'
+	assert_line --regexp '^TID [0-9]+ qemu-arm-static cpu 0: blocked in futex\(.*\); the host kernel waits in futex'
+	assert_line --regexp '^  host kernel: futex'
+}
+
+@test "--stacks on QEMU 7.2's series: the same deadlock" {
+	hang_dump 7.2 x86_64 deadlock 2
+	check x86_64 hang-ab=futex/futex/lock_ab:"$(at hang-ab)" hang-ba=futex/futex/lock_ba:"$(at hang-ba)"
+}
+
+@test "--stacks needs -p or -a" {
+	run "$QEMU_JITBPF" --stacks -- "$(qemu_bin "$V" x86_64)" "$(guest x86_64 hang)"
+	assert_failure
+	assert_output --partial "--stacks goes with -p PID or -a"
+}
