@@ -53,26 +53,46 @@ check() { # ARCH THREAD=SYSCALL/WCHAN...
 $(cat "$D/s.json")"
 }
 
+# The dump's one cycle of lock owners is hang-ab and hang-ba, each the
+# owner of the lock the other waits on.
+check_cycle() {
+	/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))['processes'][0]
+t = {x['name']: x for x in p['threads']}
+ab, ba = t['hang-ab'], t['hang-ba']
+ok = (sorted(map(sorted, p['deadlocks'])) == [sorted([ab['tid'], ba['tid']])]
+      and ab['futex']['owner'] == ba['tid'] and ba['futex']['owner'] == ab['tid'])
+sys.exit(not ok)" "$D/s.json" || fail "no cycle of hang-ab and hang-ba: $(cat "$D/s.json")"
+}
+
 # The source line where thread NAME of hang.c blocks.
 at() { # NAME
 	grep -n "$1 blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1
 }
 
-@test "--stacks: two threads deadlocked on two mutexes, each blocked in futex at its line; on x86_64 and aarch64 its frames are its own backtrace()'s" {
+@test "--stacks: two threads deadlocked on two mutexes, each blocked in futex at its line, the cycle of owners named; on x86_64 and aarch64 its frames are its own backtrace()'s" {
 	local a
 	for a in x86_64 aarch64; do
 		hang_dump "$V" "$a" deadlock 2
 		check "$a" hang-ab=futex/futex/lock_ab:"$(at hang-ab)" \
 			hang-ba=futex/futex/lock_ba:"$(at hang-ba)"
+		check_cycle
 		stop_bg
 	done
 	# Debian's riscv64 and armhf static glibc have no CFI for their locks
 	# (the guest's own backtrace() stops there too): the frames up to it.
 	hang_dump "$V" riscv64 deadlock 2
 	check riscv64 hang-ab=futex/futex/__pthread_mutex_lock hang-ba=futex/futex/__pthread_mutex_lock
+	check_cycle
 	stop_bg
 	hang_dump "$V" arm deadlock 2
 	check arm hang-ab=futex/futex/__lll_lock_wait hang-ba=futex/futex/__lll_lock_wait
+	check_cycle
+	# The text says it in one line.
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
+	assert_success
+	assert_line --regexp '^Deadlock: TID [0-9]+ hang-(ab|ba) waits for the lock at 0x[0-9a-f]+ held by TID [0-9]+ hang-(ab|ba) waits for the lock at 0x[0-9a-f]+ held by TID [0-9]+ hang-(ab|ba)$'
 }
 
 @test "--stacks: a thread blocked reading a pipe, one in nanosleep, at their lines; the main thread in pthread_join" {

@@ -77,6 +77,7 @@ static void dump(struct engine *e, struct proc *p)
 	}
 	if (dir)
 		closedir(dir);
+	stacks_waits(pid, p->s.jm.guest.base, v, n);
 	qemu_cmdline = p->cmdline ? NULL : target_cmdline(p->t);
 	command = proc_command(p->cmdline     ? p->cmdline
 			       : qemu_cmdline ? qemu_cmdline

@@ -185,6 +185,49 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, stru
 	return true;
 }
 
+void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct thread_stack *t = &v[i];
+		int32_t owner;
+		int op;
+
+		t->owner = -1;
+		if (!t->in_syscall || !t->syscall || strncmp(t->syscall, "futex", 5))
+			continue;
+		/* FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, whatever the flags. */
+		op = t->args[1] & 0x7f;
+		if (op != 0 && op != 6 && op != 9)
+			continue;
+		t->futex = t->args[0];
+		if (!peek(pid, g_base + t->futex + 8, &owner, sizeof(owner)) || owner <= 0)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (k != i && v[k].qemu_tid == owner)
+				t->owner = k;
+	}
+}
+
+/*
+ * The cycle of owners thread I's wait leads into, if it is one that I
+ * starts (and I the least index on it, so that each is told once): its
+ * length, its members in CYCLE; else 0.
+ */
+static int wait_cycle(const struct thread_stack *v, int n, int i, int *cycle)
+{
+	int len = 0, k = i;
+
+	while (len < n && v[k].owner >= 0) {
+		cycle[len++] = k;
+		k = v[k].owner;
+		if (k == i)
+			break;
+		if (k < i)
+			return 0;
+	}
+	return k == i && len > 1 ? len : 0;
+}
+
 /* The first line of /proc/PID/task/TID/NAME into BUF, without its newline. */
 static bool task_line(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
@@ -275,11 +318,54 @@ static void put_doing(FILE *f, const struct thread_stack *t)
 		fprintf(f, "; the host kernel waits in %s", t->wchan);
 }
 
+/* "Deadlock: ..." for each cycle of owners, once. */
+static void put_cycles(FILE *f, const struct thread_stack *v, int n)
+{
+	int *cycle = xcalloc(n ? n : 1, sizeof(*cycle));
+
+	for (int i = 0; i < n; i++) {
+		int len = wait_cycle(v, n, i, cycle);
+
+		if (!len)
+			continue;
+		fputs("Deadlock:", f);
+		for (int k = 0; k < len; k++) {
+			const struct thread_stack *t = &v[cycle[k]];
+
+			fprintf(f, " TID %d %s waits for the lock at 0x%" PRIx64 " held by",
+				(int)t->qemu_tid, t->comm, t->futex);
+		}
+		fprintf(f, " TID %d %s\n", (int)v[cycle[0]].qemu_tid, v[cycle[0]].comm);
+	}
+	free(cycle);
+}
+
+/* JSON: the cycles of owners, each a list of thread ids. */
+static void put_json_cycles(FILE *f, const struct thread_stack *v, int n)
+{
+	int *cycle = xcalloc(n ? n : 1, sizeof(*cycle)), m = 0;
+
+	fputs(", \"deadlocks\": [", f);
+	for (int i = 0; i < n; i++) {
+		int len = wait_cycle(v, n, i, cycle);
+
+		if (!len)
+			continue;
+		fputs(m++ ? ", [" : "[", f);
+		for (int k = 0; k < len; k++)
+			fprintf(f, "%s%d", k ? ", " : "", (int)v[cycle[k]].qemu_tid);
+		fputc(']', f);
+	}
+	fputc(']', f);
+	free(cycle);
+}
+
 void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thread_stack *v, int n,
 		       int others)
 {
 	fprintf(f, "PID %d: %s (%d guest thread%s, %d of QEMU's own)\n", (int)pid,
 		command ? command : "?", n, n == 1 ? "" : "s", others);
+	put_cycles(f, v, n);
 	for (int i = 0; i < n; i++) {
 		const struct thread_stack *t = &v[i];
 
@@ -289,6 +375,10 @@ void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thr
 		fprintf(f, " %s cpu %d: ", t->comm, t->cpu_index);
 		put_doing(f, t);
 		fputc('\n', f);
+		if (t->owner >= 0)
+			fprintf(f,
+				"  waits for TID %d %s: the owner of the lock at 0x%" PRIx64 "\n",
+				(int)v[t->owner].qemu_tid, v[t->owner].comm, t->futex);
 		if (!t->regs)
 			fputs("  (its registers could not be read)\n", f);
 		for (int k = 0; k < t->nframes; k++) {
@@ -315,7 +405,9 @@ void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
 {
 	fprintf(f, "%s\n  {\"pid\": %d, \"command\": ", first ? "" : ",", (int)pid);
 	json_put_string(f, command ? command : "");
-	fprintf(f, ", \"qemu_threads\": %d, \"threads\": [", others);
+	fprintf(f, ", \"qemu_threads\": %d", others);
+	put_json_cycles(f, v, n);
+	fprintf(f, ", \"threads\": [");
 	for (int i = 0; i < n; i++) {
 		const struct thread_stack *t = &v[i];
 		char state[2] = {t->state, 0};
@@ -333,6 +425,13 @@ void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
 			for (int k = 0; k < 6; k++)
 				fprintf(f, "%s%" PRIu64, k ? ", " : "", t->args[k]);
 			fprintf(f, "]}");
+		}
+		if (t->futex) {
+			fprintf(f, ", \"futex\": {\"word\": %" PRIu64 ", \"owner\": ", t->futex);
+			if (t->owner >= 0)
+				fprintf(f, "%d}", (int)v[t->owner].qemu_tid);
+			else
+				fputs("null}", f);
 		}
 		fprintf(f, ", \"host_syscall\": %ld, \"wchan\": ", t->host_nr);
 		json_put_string(f, t->wchan);

@@ -54,7 +54,18 @@ struct thread_stack {
 	int nkstack;
 	struct stack_frame frames[STACK_FRAMES_MAX];
 	int nframes;
+	/* Waiting on a futex word (FUTEX_WAIT, _BITSET, LOCK_PI): its guest
+	 * address, and the thread whose id the word 8 bytes on holds, as
+	 * glibc's mutex keeps its owner (-1: none of this process's). */
+	uint64_t futex;
+	int owner; /* index in the process's threads, or -1 */
 };
+
+/*
+ * Who waits for whom among V's N threads: each one waiting on a futex,
+ * its word and (read in PID's memory at G_BASE + word + 8) its owner.
+ */
+void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n);
 
 /* THREAD's guest state, from V (where its vCPU's registers are) in PID's
  * memory, named through G; false if its registers could not be read. */
