@@ -95,7 +95,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 	$(foreach a,aarch64 $(MORE_ARCHES),$(BUILD)/guests/$(a)/busybox) \
 	$(BUILD)/guests/arm/calls-thumb $(BUILD)/guests/arm/tree-apcs \
 	$(BUILD)/guests/aarch64/fib-pac $(BUILD)/guests/x86_64/fpu-double \
-	$(BUILD)/guests/aarch64/atomics-lse \
+	$(BUILD)/guests/aarch64/atomics-lse $(BUILD)/guests/aarch64/hang-go \
 	$(foreach a,$(COV_ARCHES),$(BUILD)/guests/$(a)/cov) \
 	$(foreach a,$(LAB_ARCHES),$(BUILD)/guests/$(a)/names-cpp-o0) $(SYSTEM_GUESTS)
 
@@ -281,6 +281,13 @@ $(BUILD)/guests/aarch64/atomics: GUEST_CFLAGS += -march=armv8-a -mno-outline-ato
 $(BUILD)/guests/aarch64/atomics-lse: tests/guests/atomics.c
 	@mkdir -p $(dir $@)
 	$(CC_aarch64) $(GUEST_CFLAGS) -march=armv8.1-a -o $@ $< -lpthread
+
+# A real program nobody here wrote the runtime of: Go, cross-compiled for
+# arm64 by Debian's Go (its build cache in build/, not the user's home).
+$(BUILD)/guests/aarch64/hang-go: tests/guests/hang.go
+	@mkdir -p $(dir $@) $(BUILD)/go-cache
+	cd $(dir $<) && GOCACHE=$(abspath $(BUILD))/go-cache GOARCH=arm64 CGO_ENABLED=0 \
+		go build -o $(abspath $@) hang.go
 
 # The same calls.c at -O2, with and without frame pointers.
 $(BUILD)/guests/%/calls-o2-fp: tests/guests/calls.c

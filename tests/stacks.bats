@@ -142,3 +142,28 @@ at() { # NAME
 	assert_failure
 	assert_output --partial "--stacks goes with -p PID or -a"
 }
+
+@test "--stacks of a Go program cross-compiled for arm64 with Debian's Go: its goroutine blocked in read named through os.(*File).Read to main.readInput, the runtime's threads in its own functions" {
+	require_qemu "$V" aarch64
+	mkfifo "$D/in"
+	# Its standard input a pipe nobody writes (we hold it open).
+	exec 4<>"$D/in"
+	"$(qemu_bin "$V" aarch64)" "$(guest aarch64 hang-go)" <"$D/in" >"$D/bg.out" 2>&1 &
+	BG_PID=$!
+	wait_for_file_line "$D/bg.out" '^ready$'
+	sleep 0.5
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks="$D/s.json"
+	assert_success
+	/usr/bin/python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['processes'][0]['threads']
+fn = lambda x: [f['function'] for f in x['frames']]
+r = [x for x in t if x.get('syscall', {}).get('name') == 'read']
+ok = (len(r) == 1 and 'main.readInput' in fn(r[0]) and 'os.(*File).Read' in fn(r[0])
+      and 'anon_pipe_read' in r[0]['wchan']
+      and sum(any(f.startswith('runtime.') for f in fn(x)) for x in t) >= 3)
+sys.exit(not ok)" "$D/s.json" || fail "$(cat "$D/s.json")"
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
+	assert_success
+	assert_line --regexp '^  #[0-9] +0x[0-9a-f]+ main\.readInput\+0x[0-9a-f]+$'
+}
