@@ -20,7 +20,7 @@ PREFIX ?= /usr/local
 
 BUILD := build
 GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree nonlocal \
-	fpu atomics remap hang
+	fpu atomics remap hang progress
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
@@ -423,6 +423,7 @@ bench: tool guests qemu qemu-ref
 	@bench/coverage.sh
 	@bench/fleet-series.py
 	@scripts/chroot-build.sh root >/dev/null && bench/build-report.sh
+	@bench/stacks.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:
