@@ -394,7 +394,12 @@ int sample(struct bpf_perf_event_data *ctx)
 	n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK);
 	if (n > 0)
 		r->nuser = n / 8;
+	/* A thread not (yet) seen entering the execution loop since the
+	 * handshake: as the watcher reported it (its ids are ours unless
+	 * QEMU is in another pid namespace). */
 	v = bpf_map_lookup_elem(&vcpus, &tid);
+	if (!v)
+		v = bpf_map_lookup_elem(&vcpu_threads, &id);
 	if (v)
 		guest_state(r, v, p);
 	qj_submit(&events, r, wake_bytes, false);

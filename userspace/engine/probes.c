@@ -44,6 +44,7 @@ int binary_init(struct binary *b, const char *path)
 	b->guest_mmap = elf_has_usdt(path, "qemu", "linux_user_guest_mmap");
 	b->calls_wait = elf_has_usdt(path, "qemu", "jit_calls_wait");
 	b->counts = elf_has_usdt(path, "qemu", "jit_counts");
+	b->vcpu_threads = elf_has_usdt(path, "qemu", "jit_vcpu_thread");
 	return 0;
 }
 

@@ -27,11 +27,12 @@ struct binary {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	bool system;	 /* a system emulator: loader_elf_image, jit_guest_ram */
-	bool fork_wait;	 /* qemu:jit_fork_wait: a child waits for us */
-	bool guest_mmap; /* qemu:linux_user_guest_mmap: libraries as mapped */
-	bool calls_wait; /* qemu:jit_calls_wait: it waits for us to read its calls */
-	bool counts;	 /* qemu:jit_counts: it counts TB executions (--coverage-counts) */
+	bool system;	   /* a system emulator: loader_elf_image, jit_guest_ram */
+	bool fork_wait;	   /* qemu:jit_fork_wait: a child waits for us */
+	bool guest_mmap;   /* qemu:linux_user_guest_mmap: libraries as mapped */
+	bool calls_wait;   /* qemu:jit_calls_wait: it waits for us to read its calls */
+	bool counts;	   /* qemu:jit_counts: it counts TB executions (--coverage-counts) */
+	bool vcpu_threads; /* qemu:jit_vcpu_thread: every vCPU's registers at a handshake */
 	bool counts_warned;
 	bool via_proc; /* PATH is a process's /proc/PID/exe (see scope.c) */
 };

@@ -94,21 +94,19 @@ static int attach_binaries(struct engine *e)
 				return -errno;
 			linkset_add(&e->links, l);
 		}
-		if (e->o->stacks) {
-			struct bpf_link *l;
+		if (e->o->stacks && !e->bins[i]->vcpu_threads) {
+			pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU "
+			       "built from probes/ before it (make qemu)",
+			       e->bins[i]->path);
+			return -ENOTSUP;
+		}
+		if (e->profiling && e->bins[i]->vcpu_threads) {
+			struct bpf_link *l =
+				profiler_attach_threads(&e->prof, -1, e->bins[i]->path);
 
-			errno = 0;
-			l = profiler_attach_threads(&e->prof, -1, e->bins[i]->path);
-			if (l) {
-				linkset_add(&e->links, l);
-			} else if (!errno) {
-				pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a "
-				       "QEMU built from probes/ before it (make qemu)",
-				       e->bins[i]->path);
-				return -ENOTSUP;
-			} else {
+			if (!l)
 				return -errno;
-			}
+			linkset_add(&e->links, l);
 		}
 		err = probes_attach(&e->probes, e->bins[i], -1, &e->links);
 		if (err)

@@ -48,21 +48,22 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 		else
 			err = -errno;
 	}
-	if (!err && e->o->stacks) {
-		struct bpf_link *l;
+	/* Every vCPU's registers at the handshake: --stacks needs them; a
+	 * profile has them for a thread that has not entered the execution
+	 * loop since (a compute-bound one). */
+	if (!err && e->o->stacks && !b->vcpu_threads) {
+		pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU built "
+		       "from probes/ before it (make qemu)",
+		       b->path);
+		err = -ENOTSUP;
+	}
+	if (!err && e->profiling && b->vcpu_threads) {
+		struct bpf_link *l = profiler_attach_threads(&e->prof, pid, here.path);
 
-		errno = 0;
-		l = profiler_attach_threads(&e->prof, pid, here.path);
-		if (l) {
+		if (l)
 			linkset_add(&p->links, l);
-		} else if (!errno) {
-			pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU "
-			       "built from probes/ before it (make qemu)",
-			       b->path);
-			err = -ENOTSUP;
-		} else {
+		else
 			err = -errno;
-		}
 	}
 	if (!err)
 		err = probes_attach(&e->probes, &here, pid, &p->links);

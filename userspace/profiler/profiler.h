@@ -61,7 +61,7 @@ void profiler_end(struct profiler *pr, struct samples *ss, struct jitmap *jm);
  * the link is the caller's, NULL with the reason printed. */
 struct bpf_link *profiler_attach(struct profiler *pr, pid_t pid, const char *binary);
 /* And to its jit_vcpu_thread probe, which says where every vCPU thread's
- * registers are at a handshake: NULL with errno 0 if BINARY has none. */
+ * registers are at a handshake: NULL with the reason printed. */
 struct bpf_link *profiler_attach_threads(struct profiler *pr, pid_t pid, const char *binary);
 /* Start the CPU clocks; -errno with the reason printed. */
 int profiler_start(struct profiler *pr);

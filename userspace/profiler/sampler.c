@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/sampler.h"
-#include "naming/elfnotes.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -106,14 +105,8 @@ struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char 
 
 struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary)
 {
-	struct bpf_link *l;
-
-	if (!elf_has_usdt(binary, "qemu", "jit_vcpu_thread")) {
-		errno = 0;
-		return NULL;
-	}
-	l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu_thread, pid, binary, "qemu",
-				     "jit_vcpu_thread", NULL);
+	struct bpf_link *l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu_thread, pid, binary,
+						      "qemu", "jit_vcpu_thread", NULL);
 	if (!l)
 		pr_err("cannot attach to qemu:jit_vcpu_thread in %s: %s", binary, strerror(errno));
 	return l;

@@ -33,11 +33,9 @@ unsigned int sampler_walkers(const char *path);
 /* Attach to the jit_vcpu probe of BINARY in PID (-1: every process of it);
  * NULL with the reason printed. */
 struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary);
-/*
- * Attach to the jit_vcpu_thread probe of BINARY in PID, which reports
- * every vCPU thread at a handshake, blocked ones too; NULL with errno 0
- * if BINARY has none, else with the reason printed.
- */
+/* Attach to the jit_vcpu_thread probe of BINARY in PID, which reports
+ * every vCPU thread at a handshake, blocked ones too; NULL with the
+ * reason printed. */
 struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary);
 /* Where thread QEMU_TID (as PID's QEMU numbers it) keeps its registers,
  * as the last handshake said: false if it did not. */
