@@ -20,11 +20,10 @@ static bool wanted(const struct engine_opts *o)
 	return o->stacks;
 }
 
+/* FILE ends in .json: JSON, as --report's FILEs. */
 static bool json_file(const char *path)
 {
-	size_t n = path ? strlen(path) : 0;
-
-	return n > 5 && !strcmp(path + n - 5, ".json");
+	return path && before_suffix(path, ".json");
 }
 
 static int begin(struct engine *e)

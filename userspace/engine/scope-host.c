@@ -85,29 +85,10 @@ static unsigned int walkers(const struct engine *e)
 static int attach_binaries(struct engine *e)
 {
 	for (size_t i = 0; i < e->nbins; i++) {
-		int err;
+		int err = scope_attach_vcpus(e, e->bins[i], e->bins[i]->path, -1, &e->links);
 
-		if (e->profiling) {
-			struct bpf_link *l = profiler_attach(&e->prof, -1, e->bins[i]->path);
-
-			if (!l)
-				return -errno;
-			linkset_add(&e->links, l);
-		}
-		if (e->o->stacks && !e->bins[i]->vcpu_threads) {
-			pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU "
-			       "built from probes/ before it (make qemu)",
-			       e->bins[i]->path);
-			return -ENOTSUP;
-		}
-		if (e->profiling && e->bins[i]->vcpu_threads) {
-			struct bpf_link *l =
-				profiler_attach_threads(&e->prof, -1, e->bins[i]->path);
-
-			if (!l)
-				return -errno;
-			linkset_add(&e->links, l);
-		}
+		if (err)
+			return err;
 		err = probes_attach(&e->probes, e->bins[i], -1, &e->links);
 		if (err)
 			return err;

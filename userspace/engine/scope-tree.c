@@ -26,7 +26,7 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 	pid_t pid = p->t->pid;
 	struct binary here = *b;
 	char proc_exe[64];
-	int err = 0;
+	int err;
 
 	p->bin = b;
 	if (e->o->cov.counts && !b->counts) {
@@ -40,31 +40,7 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 		snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
 		here.path = proc_exe;
 	}
-	if (e->profiling) {
-		struct bpf_link *l = profiler_attach(&e->prof, pid, here.path);
-
-		if (l)
-			linkset_add(&p->links, l);
-		else
-			err = -errno;
-	}
-	/* Every vCPU's registers at the handshake: --stacks needs them; a
-	 * profile has them for a thread that has not entered the execution
-	 * loop since (a compute-bound one). */
-	if (!err && e->o->stacks && !b->vcpu_threads) {
-		pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU built "
-		       "from probes/ before it (make qemu)",
-		       b->path);
-		err = -ENOTSUP;
-	}
-	if (!err && e->profiling && b->vcpu_threads) {
-		struct bpf_link *l = profiler_attach_threads(&e->prof, pid, here.path);
-
-		if (l)
-			linkset_add(&p->links, l);
-		else
-			err = -errno;
-	}
+	err = scope_attach_vcpus(e, b, here.path, pid, &p->links);
 	if (!err)
 		err = probes_attach(&e->probes, &here, pid, &p->links);
 	/* Whose links they are, while the kernel can still say it. */

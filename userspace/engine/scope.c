@@ -100,3 +100,31 @@ void scope_drop_links(struct engine *e, struct linkset *links)
 	free(links->ids);
 	*links = (struct linkset){0};
 }
+
+int scope_attach_vcpus(struct engine *e, const struct binary *b, const char *path, pid_t pid,
+		       struct linkset *ls)
+{
+	struct bpf_link *l;
+
+	if (e->o->stacks && !b->vcpu_threads) {
+		pr_err("%s has no jit_vcpu_thread probe, which --stacks needs: a QEMU built from "
+		       "probes/ before it (make qemu)",
+		       b->path);
+		return -ENOTSUP;
+	}
+	if (!e->profiling)
+		return 0;
+	l = profiler_attach(&e->prof, pid, path);
+	if (!l)
+		return -errno;
+	linkset_add(ls, l);
+	/* A profile takes these too, for a thread that has not entered the
+	 * execution loop since the handshake (a compute-bound one). */
+	if (b->vcpu_threads) {
+		l = profiler_attach_threads(&e->prof, pid, path);
+		if (!l)
+			return -errno;
+		linkset_add(ls, l);
+	}
+	return 0;
+}

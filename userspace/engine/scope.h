@@ -70,6 +70,15 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid,
 bool scope_exe_of(pid_t pid, char *exe, size_t size);
 /* The binary known by the device and inode of ST, or NULL. */
 const struct binary *scope_known(struct engine *e, const struct stat *st);
+/*
+ * The sampler's probes in binary B (at PATH) for PID (-1: every process
+ * of it) into LS, when it samples: where each vCPU thread's registers are
+ * as it enters the execution loop, and, where B has the probe, every
+ * vCPU's at each handshake, which --stacks needs (B without it is
+ * refused).  0 or -errno, said.
+ */
+int scope_attach_vcpus(struct engine *e, const struct binary *b, const char *path, pid_t pid,
+		       struct linkset *ls);
 /* Drop LINKS, our links into a process (it runs no QEMU of ours now). */
 void scope_drop_links(struct engine *e, struct linkset *links);
 

@@ -2,6 +2,7 @@
 #include "engine/session.h"
 #include "coverage/coverage.h"
 #include "coverage/drcov.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 /*
@@ -197,10 +197,8 @@ static void on_prologue(struct session *s, const struct qj_prologue *r)
 	if (s->jd && r->size && r->size <= QJ_TB_MAX_CODE) {
 		/* The prologue never changes: read it from QEMU now. */
 		uint8_t *buf = xmalloc(r->size);
-		struct iovec local = {buf, r->size}, remote = {(void *)r->host, r->size};
 
-		if (!s->prologue_loaded && process_vm_readv(s->target->pid, &local, 1, &remote, 1,
-							    0) == (ssize_t)r->size) {
+		if (!s->prologue_loaded && proc_mem_read(s->target->pid, r->host, buf, r->size)) {
 			s->prologue_loaded = true;
 			jitdump_load(s->jd, r->hdr.ts, r->hdr.tid, r->host, buf, r->size,
 				     "qemu-tcg-prologue", NULL, 0);

@@ -144,14 +144,13 @@ static bool softfloat(const struct program_sum *p, struct diagnosis *d)
 	d->id = "softfloat";
 	if (helpers_share(p, x87, 3) * 2 >= t)
 		d->fix = "x87's 80-bit arithmetic (long double on x86, -mfpmath=387) is all "
-			 "computed "
-			 "in softfloat, while QEMU hands double and float +, -, *, / to the host's "
-			 "FPU: double where its precision will do, or this step run natively";
+			 "computed in softfloat, while QEMU hands double and float +, -, *, / to "
+			 "the host's FPU: double where its precision will do, or this step run "
+			 "natively";
 	else
 		d->fix = "QEMU computes the guest's floating point in helpers, tens of host "
 			 "instructions an operation: this step run natively (a cross-built tool), "
-			 "or "
-			 "in integer or fixed-point arithmetic";
+			 "or in integer or fixed-point arithmetic";
 	top_items(p, p->split.fn, top, sizeof(top));
 	snprintf(d->evidence, sizeof(d->evidence),
 		 "floating-point helpers took %.0f%% of %.3f s of CPU%s", t, p->cpu_ns / 1e9, top);
@@ -205,9 +204,8 @@ static bool syscall_spin(const struct program_sum *p, struct diagnosis *d)
 	if (!strcmp(v[0].name, "mremap") && p->split.reg_bytes == 4)
 		d->fix = "qemu-user reserves a 32-bit guest's whole address space on the host, so "
 			 "mremap cannot grow a mapping in place over pages the guest freed, and "
-			 "fails "
-			 "(ENOMEM) where Linux grows it: the program's 64-bit build (arm64 rather "
-			 "than arm/v7), or mremap with MREMAP_MAYMOVE";
+			 "fails (ENOMEM) where Linux grows it: the program's 64-bit build (arm64 "
+			 "rather than arm/v7), or mremap with MREMAP_MAYMOVE";
 	else
 		d->fix = "a call made again and again: see what it returns (QEMU_STRACE=1 prints "
 			 "each call of the guest and its result) and what the program retries";

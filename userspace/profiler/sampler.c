@@ -91,25 +91,26 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns
 	return sm;
 }
 
-struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary)
+/* PROG on QEMU's probe NAME in BINARY in PID; NULL with the reason said. */
+static struct bpf_link *attach_probe(struct bpf_program *prog, pid_t pid, const char *binary,
+				     const char *name, const char *hint)
 {
-	struct bpf_link *l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu, pid, binary, "qemu",
-						      "jit_vcpu", NULL);
+	struct bpf_link *l = bpf_program__attach_usdt(prog, pid, binary, "qemu", name, NULL);
 
 	if (!l)
-		pr_err("cannot attach to qemu:jit_vcpu in %s: %s (a QEMU from before the "
-		       "profiler's probe?)",
-		       binary, strerror(errno));
+		pr_err("cannot attach to qemu:%s in %s: %s%s", name, binary, strerror(errno), hint);
 	return l;
+}
+
+struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char *binary)
+{
+	return attach_probe(sm->skel->progs.jit_vcpu, pid, binary, "jit_vcpu",
+			    " (a QEMU from before the profiler's probe?)");
 }
 
 struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary)
 {
-	struct bpf_link *l = bpf_program__attach_usdt(sm->skel->progs.jit_vcpu_thread, pid, binary,
-						      "qemu", "jit_vcpu_thread", NULL);
-	if (!l)
-		pr_err("cannot attach to qemu:jit_vcpu_thread in %s: %s", binary, strerror(errno));
-	return l;
+	return attach_probe(sm->skel->progs.jit_vcpu_thread, pid, binary, "jit_vcpu_thread", "");
 }
 
 bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v)

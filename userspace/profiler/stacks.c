@@ -3,6 +3,7 @@
 #include "naming/symbols.h"
 #include "naming/syscalls.h"
 #include "profiler/unwind.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -10,17 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
-
-/* SIZE bytes at ADDR in PID's memory: false unless all were read. */
-static bool peek(pid_t pid, uint64_t addr, void *buf, size_t size)
-{
-	struct iovec local = {.iov_base = buf, .iov_len = size};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = size};
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
-}
 
 /* The guest register at OFF in env, SIZE bytes wide, zero-extended. */
 static bool reg(pid_t pid, const struct qj_vcpu *v, int32_t off, uint64_t *val)
@@ -30,12 +21,12 @@ static bool reg(pid_t pid, const struct qj_vcpu *v, int32_t off, uint64_t *val)
 	if (off < 0)
 		return false;
 	if (v->size == 4) {
-		if (!peek(pid, v->env + off, &w, 4))
+		if (!proc_mem_read(pid, v->env + off, &w, 4))
 			return false;
 		*val = w;
 		return true;
 	}
-	return peek(pid, v->env + off, val, 8);
+	return proc_mem_read(pid, v->env + off, val, 8);
 }
 
 /*
@@ -90,21 +81,21 @@ static bool at_syscall(pid_t pid, uint64_t base, const struct qj_vcpu *v, uint64
 
 	switch (v->machine) {
 	case QJ_EM_X86_64:
-		return peek(pid, base + pc - 2, b, 2) && b[0] == 0x0f && b[1] == 0x05;
+		return proc_mem_read(pid, base + pc - 2, b, 2) && b[0] == 0x0f && b[1] == 0x05;
 	case QJ_EM_AARCH64:
-		return peek(pid, base + pc - 4, &w, 4) && w == 0xd4000001;
+		return proc_mem_read(pid, base + pc - 4, &w, 4) && w == 0xd4000001;
 	case QJ_EM_ARM:
 		/* svc #0, as A32 and as Thumb. */
-		return (peek(pid, base + pc - 4, &w, 4) && w == 0xef000000) ||
-		       (peek(pid, base + pc - 2, b, 2) && b[0] == 0x00 && b[1] == 0xdf);
+		return (proc_mem_read(pid, base + pc - 4, &w, 4) && w == 0xef000000) ||
+		       (proc_mem_read(pid, base + pc - 2, b, 2) && b[0] == 0x00 && b[1] == 0xdf);
 	case QJ_EM_RISCV:
-		return peek(pid, base + pc - 4, &w, 4) && w == 0x00000073;
+		return proc_mem_read(pid, base + pc - 4, &w, 4) && w == 0x00000073;
 	case QJ_EM_PPC64:
-		if (!peek(pid, base + pc - 4, &w, 4))
+		if (!proc_mem_read(pid, base + pc - 4, &w, 4))
 			return false;
 		return (v->big_endian ? __builtin_bswap32(w) : w) == 0x44000002;
 	case QJ_EM_S390:
-		if (!peek(pid, base + pc - 2, b, 2) || b[0] != 0x0a)
+		if (!proc_mem_read(pid, base + pc - 2, b, 2) || b[0] != 0x0a)
 			return false;
 		if (b[1])
 			*nr = b[1];
@@ -165,7 +156,7 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, stru
 	r->gregs[QJ_FP] = t->fp;
 	r->gregs[QJ_LR] = lr;
 	for (uint32_t len = QJ_STACK_MAX; len >= 64 && !r->stack_len; len >>= 1)
-		if (peek(pid, g->base + t->sp, r->stack, len))
+		if (proc_mem_read(pid, g->base + t->sp, r->stack, len))
 			r->stack_len = len;
 	n = unwind_dwarf(g, r, t->pc, pcs, UNWIND_MAX);
 	/*
@@ -200,7 +191,7 @@ void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n)
 		if (op != 0 && op != 6 && op != 9)
 			continue;
 		t->futex = t->args[0];
-		if (!peek(pid, g_base + t->futex + 8, &owner, sizeof(owner)) || owner <= 0)
+		if (!proc_mem_read(pid, g_base + t->futex + 8, &owner, sizeof(owner)) || owner <= 0)
 			continue;
 		for (int k = 0; k < n; k++)
 			if (k != i && v[k].qemu_tid == owner)

@@ -12,6 +12,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/openat2.h>
@@ -314,4 +315,12 @@ bool proc_auxv(pid_t pid, uint64_t type, uint64_t *val)
 		}
 	fclose(f);
 	return found;
+}
+
+bool proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = size};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = size};
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
 }

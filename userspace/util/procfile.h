@@ -73,6 +73,10 @@ bool file_changeable(int fd, bool foreign);
  */
 int file_snapshot(int fd, const char *name, uint64_t max);
 
+/* SIZE bytes at ADDR in PID's memory into BUF (process_vm_readv: the
+ * process is not stopped); false unless all were read. */
+bool proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t size);
+
 /* Entry TYPE of PID's auxiliary vector (a 64-bit process's), if it has one. */
 bool proc_auxv(pid_t pid, uint64_t type, uint64_t *val);
 
