@@ -26,6 +26,10 @@
 /* Set before load. */
 const volatile __u64 wake_bytes;  /* see qj_submit() */
 const volatile __u32 stack_bytes; /* 0: walk the guest's frame pointers */
+/* --off-cpu: stack bytes copied for a wait's sample, unwound by CFI even
+ * with frame pointers: a wait is in a C library's system call wrapper,
+ * which keeps no frame pointer. */
+const volatile __u32 off_stack_bytes;
 const volatile __u32 walkers = QJ_WALK_ALL;
 
 struct {
@@ -311,8 +315,9 @@ static __always_inline void walk_guest(struct qj_sample *r, const struct qj_vcpu
 	r->nguest = c.n;
 }
 
+/* BYTES: of stack to copy (0: walk frame pointers), at most what R has. */
 static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcpu *v,
-					const struct qj_proc *p)
+					const struct qj_proc *p, __u32 bytes)
 {
 	__u64 base = p->guest_base, sp;
 
@@ -334,10 +339,10 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	 */
 	if (!readable(p, r->gregs[QJ_PC], 1))
 		return;
-	if (stack_bytes) {
+	if (bytes) {
 		/* As much of the requested stack as is mapped. */
-		for (__u32 len = stack_bytes; len >= 64; len >>= 1) {
-			if (len > QJ_STACK_MAX || !readable(p, sp, len))
+		for (__u32 len = bytes; len >= 64; len >>= 1) {
+			if (len > QJ_STACK_MAX || len > bytes || !readable(p, sp, len))
 				continue;
 			if (!bpf_probe_read_user(r->stack, len, (void *)(base + sp))) {
 				r->stack_len = len;
@@ -355,38 +360,96 @@ static __always_inline void guest_state(struct qj_sample *r, const struct qj_vcp
 	walk_guest(r, v, p);
 }
 
-SEC("perf_event")
-int sample(struct bpf_perf_event_data *ctx)
+/* Where thread ID's guest registers are, if it runs a vCPU. */
+static __always_inline struct qj_vcpu *vcpu_of_thread(__u64 id)
 {
-	__u64 id = qj_current_ids();
-	__u32 pid = id >> 32, tid = (__u32)id;
-	struct qj_proc *p = bpf_map_lookup_elem(&procs, &pid);
-	struct qj_vcpu *v;
+	__u32 tid = (__u32)id;
+	struct qj_vcpu *v = bpf_map_lookup_elem(&vcpus, &tid);
+
+	/* A thread not (yet) seen entering the execution loop since the
+	 * handshake: as the watcher reported it (its ids are ours unless
+	 * QEMU is in another pid namespace). */
+	if (!v)
+		v = bpf_map_lookup_elem(&vcpu_threads, &id);
+	return v;
+}
+
+/*
+ * --off-cpu: the wall-clock time vCPU threads spend off their CPU,
+ * sampled as the CPU clock samples the time on it: every OFF_PERIOD ns of
+ * a global clock that pass while a thread is off its CPU make one tick,
+ * and a wait's ticks make one sample that stands for them all (a wait
+ * shorter than the period crosses a tick as often as it lasts).
+ *
+ * Nothing is read when a thread leaves its CPU.  When it is switched back
+ * in, a wait that crossed a tick gets the thread's kernel stack, which
+ * still shows what it waited in; the rest is read in the thread itself,
+ * whose user space is still as it was: when its system call returns
+ * (every wait but a preemption is one), or for a thread that was
+ * preempted, at its next CPU sample.
+ */
+const volatile __u64 off_period; /* ns per tick; 0: no off-CPU time */
+
+struct task_struct;
+
+struct qj_off {
+	__u64 ts;      /* when it left its CPU; 0 while it is on one */
+	__u64 ns;      /* a wait's ticks not taken yet, in ns; 0 if none */
+	__u32 state;   /* that wait's: QJ_OFF_* */
+	__u32 leaving; /* the current wait's */
+	__u32 nkern;   /* frames in kstack */
+	__u32 pad;
+	__u64 kstack[QJ_KSTACK_MAX]; /* that wait's, leaf first */
+};
+
+/* Each followed vCPU thread's, while it lives. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct qj_off);
+} offcpu SEC(".maps");
+
+/*
+ * A sample of the current thread (ID), of process P, standing for PERIOD
+ * ns: its stacks from CTX (a perf event's, a tracepoint's), or the kernel's
+ * from the wait O; its guest state from V.
+ */
+static __always_inline void capture(void *ctx, __u64 id, const struct qj_proc *p,
+				    const struct qj_vcpu *v, __u64 period, const struct qj_off *o)
+{
+	__u32 bytes = o ? off_stack_bytes : stack_bytes;
 	struct qj_sample *r;
 	long n;
 
-	if (!p)
-		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r) + stack_bytes, 0);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r) + bytes, 0);
 	if (!r) {
 		__sync_fetch_and_add(&lost_samples, 1);
-		return 0;
+		return;
 	}
 	r->hdr.type = QJ_EV_SAMPLE;
-	r->hdr.tid = tid;
-	r->hdr.pid = pid;
+	r->hdr.tid = (__u32)id;
+	r->hdr.pid = id >> 32;
 	r->hdr.pad = 0;
 	r->hdr.ts = bpf_ktime_get_ns();
 	r->flags = 0;
 	r->machine = 0;
 	r->size = 8;
 	r->big_endian = 0;
-	r->period = ctx->sample_period;
+	r->period = period;
 	r->cpu_index = -1;
 	r->gnr = 0;
 	r->nkern = r->nuser = r->nguest = r->nwords = 0;
 	r->stack_len = 0;
-	n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
+	r->state = 0;
+	if (o) {
+		r->flags = QJ_SAMPLE_OFFCPU;
+		r->state = o->state;
+		__builtin_memcpy(r->kstack, o->kstack, sizeof(r->kstack));
+		n = o->nkern < QJ_KSTACK_MAX ? o->nkern * 8 : 0;
+	} else {
+		n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
+	}
 	if (n > 0) {
 		r->nkern = n / 8;
 		r->flags |= QJ_SAMPLE_KERNEL;
@@ -394,15 +457,95 @@ int sample(struct bpf_perf_event_data *ctx)
 	n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK);
 	if (n > 0)
 		r->nuser = n / 8;
-	/* A thread not (yet) seen entering the execution loop since the
-	 * handshake: as the watcher reported it (its ids are ours unless
-	 * QEMU is in another pid namespace). */
-	v = bpf_map_lookup_elem(&vcpus, &tid);
-	if (!v)
-		v = bpf_map_lookup_elem(&vcpu_threads, &id);
 	if (v)
-		guest_state(r, v, p);
+		guest_state(r, v, p, bytes);
 	qj_submit(&events, r, wake_bytes, false);
+}
+
+/* Take the current thread's wait not taken yet, if any. */
+static __always_inline void take_wait(void *ctx, __u64 id, const struct qj_proc *p,
+				      const struct qj_vcpu *v)
+{
+	struct qj_off *o;
+
+	if (!off_period)
+		return;
+	o = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0, 0);
+	if (o && o->ns) {
+		if (p && v)
+			capture(ctx, id, p, v, o->ns, o);
+		o->ns = 0;
+	}
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = qj_current_ids();
+	__u32 pid = id >> 32;
+	struct qj_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	struct qj_vcpu *v;
+
+	if (!p)
+		return 0;
+	v = vcpu_of_thread(id);
+	capture(ctx, id, p, v, ctx->sample_period, NULL);
+	take_wait(ctx, id, p, v);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 id = qj_current_ids(), now = bpf_ktime_get_ns(), ticks;
+	__u32 pid = id >> 32;
+	struct qj_off *o;
+	long n;
+
+	/* PREV, current still, leaves: a followed vCPU thread, not dying. */
+	if ((__u32)id && !(prev_state & 0x80 /* TASK_DEAD */) &&
+	    bpf_map_lookup_elem(&procs, &pid) && vcpu_of_thread(id)) {
+		o = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (o) {
+			o->ts = now;
+			if (preempt || !(prev_state & 0xff))
+				o->leaving = QJ_OFF_RUNNABLE;
+			else if (prev_state & 2 /* TASK_UNINTERRUPTIBLE */)
+				o->leaving = QJ_OFF_UNINTERRUPTIBLE;
+			else
+				o->leaving = QJ_OFF_SLEEPING;
+		}
+	}
+	/* NEXT comes back. */
+	o = bpf_task_storage_get(&offcpu, next, 0, 0);
+	if (!o || !o->ts)
+		return 0;
+	ticks = now / off_period - o->ts / off_period;
+	o->ts = 0;
+	if (!ticks)
+		return 0;
+	if (!o->ns) {
+		n = bpf_get_task_stack(next, o->kstack, sizeof(o->kstack), 0);
+		o->nkern = n > 0 ? (__u32)n / 8 : 0;
+		o->state = o->leaving;
+	}
+	o->ns += ticks * off_period;
+	return 0;
+}
+
+/* A system call returns: after a wait, where the thread waited. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(wait_end)
+{
+	__u64 id;
+	__u32 pid;
+
+	if (!off_period)
+		return 0;
+	id = qj_current_ids();
+	pid = id >> 32;
+	take_wait(ctx, id, bpf_map_lookup_elem(&procs, &pid), vcpu_of_thread(id));
 	return 0;
 }
 

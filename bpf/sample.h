@@ -70,6 +70,14 @@ struct qj_proc {
 
 #define QJ_SAMPLE_VCPU	 1 /* the thread runs a vCPU: gregs and guest stack valid */
 #define QJ_SAMPLE_KERNEL 2 /* taken in the kernel */
+#define QJ_SAMPLE_OFFCPU 4 /* --off-cpu: the thread's wait, from its return */
+
+/* Why an off-CPU sample's thread was off its CPU (struct qj_sample state). */
+enum qj_off_state {
+	QJ_OFF_SLEEPING = 1,	/* waiting, interruptibly (S) */
+	QJ_OFF_UNINTERRUPTIBLE, /* waiting, not interruptibly (D) */
+	QJ_OFF_RUNNABLE,	/* preempted, or yielded: waiting for a CPU */
+};
 
 /* gnr where the register with a system call's number is not known (s390x). */
 #define QJ_NR_UNKNOWN (~0ull)
@@ -80,7 +88,7 @@ struct qj_sample {
 	__u16 machine;	 /* of the vCPU (struct qj_vcpu), 0 if unknown */
 	__u8 size;	 /* bytes per guest register and stack word */
 	__u8 big_endian; /* guest memory, words[] and stack[] included */
-	__u64 period;	 /* ns of CPU time the sample stands for */
+	__u64 period;	 /* ns of CPU (or off-CPU) time the sample stands for */
 	__s32 cpu_index;
 	__u8 nkern, nuser, nguest, nwords;
 	__u64 gregs[QJ_NREGS]; /* guest pc, sp, fp, lr from env, zero-extended */
@@ -90,8 +98,8 @@ struct qj_sample {
 	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */
 	__u64 words[QJ_GWORDS];	     /* the guest's memory at sp, as it is */
 	__u32 stack_len;	     /* bytes of stack[] (dwarf mode) */
-	__u32 pad;
-	__u8 stack[]; /* the guest stack from sp on */
+	__u32 state;		     /* off-CPU: enum qj_off_state; else 0 */
+	__u8 stack[];		     /* the guest stack from sp on */
 };
 
 #endif /* QEMU_JITBPF_SAMPLE_H */

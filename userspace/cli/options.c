@@ -92,6 +92,7 @@ enum {
 	OPT_TIMELINE,
 	OPT_PROFILE_CHAIN,
 	OPT_STACKS,
+	OPT_OFF_CPU,
 };
 
 /* How an option's argument is read. */
@@ -201,6 +202,12 @@ static const struct opt table[] = {
 	 "Samples per second and CPU (default 99); -F with a name is --filter, as in uftrace",
 	 K_UINT, AT(prof.freq), .min = 1, .max = 10000, .what = "frequency",
 	 .unit = "1 to 10000 Hz"},
+	{"off-cpu", OPT_OFF_CPU, NULL, 0,
+	 "Make --profile and --push wall-clock profiles: each guest thread's time off its CPU "
+	 "too (blocked in a system call, waiting for a lock or a CPU), in ns, by guest stack and "
+	 "why it waits",
+	 K_FLAG, AT(prof.off_cpu), .needs = {OPT_PROFILE, OPT_PUSH},
+	 .needs_rule = "--off-cpu goes with --profile or --push"},
 	{"call-graph", OPT_CALL_GRAPH, "fp|dwarf[,BYTES]", 0,
 	 "Guest stacks from the guest's frame pointers (default), or unwound with its CFI from "
 	 "BYTES of stack per sample (default 8192)",
@@ -453,6 +460,7 @@ static void set_defaults(struct engine_opts *o)
 		o->push.max_age = PUSH_MAX_AGE_DEFAULT;
 	if (o->push.url && !o->push.max_samples)
 		o->push.max_samples = PUSH_MAX_SAMPLES_DEFAULT;
+	o->push.wall = o->prof.off_cpu;
 	/* A host's QEMUs come and go for weeks; rotated profiles too. */
 	if (!is_given(OPT_KEEP_EXITED) && o->all)
 		keep_parse("10m,1000", &o->keep_exited);

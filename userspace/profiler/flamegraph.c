@@ -99,6 +99,7 @@ struct layout {
 	FILE *f;
 	uint64_t total;
 	int height;
+	bool wall; /* counts are ns */
 };
 
 static const char *const kind_name[] = {"guest", "QEMU", "kernel", "process"};
@@ -118,8 +119,12 @@ static void draw(struct layout *l, const struct node *n, uint64_t x, int d)
 		x, n->count, kind_name[n->kind]);
 	fputs("<title>", l->f);
 	put_xml(l->f, n->name);
-	fprintf(l->f, " (%s, %" PRIu64 " samples, %.2f%%)</title>", kind_name[n->kind], n->count,
-		100.0 * n->count / l->total);
+	if (l->wall)
+		fprintf(l->f, " (%s, %.3f s, %.2f%%)</title>", kind_name[n->kind], n->count / 1e9,
+			100.0 * n->count / l->total);
+	else
+		fprintf(l->f, " (%s, %" PRIu64 " samples, %.2f%%)</title>", kind_name[n->kind],
+			n->count, 100.0 * n->count / l->total);
 	fprintf(l->f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", px,
 		py, pw, FRAME_H - 1, fill);
 	fprintf(l->f, "<text x=\"%.2f\" y=\"%d\">", px + 3, py + FRAME_H - 4);
@@ -212,7 +217,7 @@ static const char script[] =
 int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 {
 	struct node root = {.name = "all", .kind = KIND_ROOT};
-	struct layout l = {.f = f};
+	struct layout l = {.f = f, .wall = p->wall};
 	struct strtab labels = {0}; /* frames merge by label: one copy of each */
 	char buf[1024];
 	int d;
@@ -220,21 +225,22 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 	/* One tree over all threads: frames merge by label. */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct stack *s = p->v[i];
+		uint64_t w = profile_weight(p, s);
 		struct node *n = &root;
 
 		/* The root: a process, or the chain of programs it descends
 		 * from, one frame each. */
 		for (const char *r = s->root; profile_root_next(&r, buf, sizeof(buf));) {
 			n = child(n, strtab_add(&labels, buf), KIND_ROOT);
-			n->count += s->count;
+			n->count += w;
 		}
 		for (uint32_t k = 0; k < s->n; k++) {
 			n = child(n,
 				  strtab_add(&labels, frame_label(&s->frames[k], buf, sizeof(buf))),
 				  s->frames[k].kind);
-			n->count += s->count;
+			n->count += w;
 		}
-		root.count += s->count;
+		root.count += w;
 	}
 	d = depth(&root);
 	l.total = root.count ? root.count : 1;
@@ -254,8 +260,14 @@ int flamegraph_write(const struct profile *p, FILE *f, const char *title)
 		WIDTH, l.height);
 	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
 	put_xml(f, title);
-	fprintf(f, " (%" PRIu64 " samples at %u Hz; guest, QEMU [q], kernel [k])</text>\n",
-		root.count, p->freq);
+	if (p->wall)
+		fprintf(f,
+			" (%.3f s of wall-clock time at %u Hz, %.1f%% off-CPU; guest, QEMU [q], "
+			"kernel [k])</text>\n",
+			root.count / 1e9, p->freq, p->ns ? 100.0 * p->off_ns / p->ns : 0.0);
+	else
+		fprintf(f, " (%" PRIu64 " samples at %u Hz; guest, QEMU [q], kernel [k])</text>\n",
+			root.count, p->freq);
 	fprintf(f,
 		"<text id=\"reset\" class=\"button\" x=\"%d\" y=\"22\" style=\"opacity:0.3\">"
 		"Reset Zoom</text>\n",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Folded stacks, the input of flamegraph.pl and speedscope: one line per
- * distinct stack, frames root first separated by ';', then the count.
+ * distinct stack, frames root first separated by ';', then the count (in a
+ * wall-clock profile, the ns: offcputime's folded output is in time too).
  * Threads of a process fold together, as stackcollapse-perf --pid does.
  */
 #include "profiler/profile.h"
@@ -49,7 +50,7 @@ int folded_write(const struct profile *p, FILE *f)
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->n; i++)
-		v[n++] = (struct line){folded_stack(p->v[i]), p->v[i]->count};
+		v[n++] = (struct line){folded_stack(p->v[i]), profile_weight(p, p->v[i])};
 	sort_array(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t count = v[i].count;

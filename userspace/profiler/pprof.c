@@ -212,7 +212,7 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 	return l;
 }
 
-static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root)
+static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root, bool wall)
 {
 	Sample *smp = xmalloc(sizeof(*smp));
 	const char *comm = strrchr(s->root, ';') ? strrchr(s->root, ';') + 1 : s->root;
@@ -238,10 +238,15 @@ static Sample *sample(struct builder *b, const struct stack *s, bool cgroup_root
 	}
 	if (cgroup_root)
 		smp->location_id[s->n + nroot] = location(b, &cg);
-	smp->n_value = 2;
-	smp->value = xmalloc(2 * sizeof(int64_t));
+	smp->n_value = wall ? 4 : 2;
+	smp->value = xmalloc(smp->n_value * sizeof(int64_t));
 	smp->value[0] = s->count;
 	smp->value[1] = s->ns;
+	if (wall) {
+		/* wall, then its parts: cpu and off_cpu. */
+		smp->value[3] = s->where == IN_OFFCPU ? s->ns : 0;
+		smp->value[2] = s->ns - smp->value[3];
+	}
 	/* comm is COMM-PID without its -PID. */
 	snprintf(buf, sizeof(buf), "%s", comm);
 	if (strrchr(buf, '-'))
@@ -374,18 +379,27 @@ int pprof_write_opts(const struct profile *prof, const struct pprof_opts *o, FIL
 
 	perftools__profiles__profile__init(p);
 	str(&b, ""); /* index 0 */
-	p->n_sample_type = 2;
-	p->sample_type = xmalloc(2 * sizeof(ValueType *));
+	/*
+	 * A wall-clock profile (--off-cpu): wall time, then its two parts,
+	 * each its own sample type; Pyroscope files a profile with a "wall"
+	 * type under that name (pkg/og/convert/pprof/profile.go metricName).
+	 */
+	p->n_sample_type = prof->wall ? 4 : 2;
+	p->sample_type = xmalloc(p->n_sample_type * sizeof(ValueType *));
 	p->sample_type[0] = value_type(&b, "samples", "count");
-	p->sample_type[1] = value_type(&b, "cpu", "nanoseconds");
-	p->period_type = value_type(&b, "cpu", "nanoseconds");
+	p->sample_type[1] = value_type(&b, prof->wall ? "wall" : "cpu", "nanoseconds");
+	if (prof->wall) {
+		p->sample_type[2] = value_type(&b, "cpu", "nanoseconds");
+		p->sample_type[3] = value_type(&b, "off_cpu", "nanoseconds");
+	}
+	p->period_type = value_type(&b, prof->wall ? "wall" : "cpu", "nanoseconds");
 	p->period = prof->freq ? 1000000000ll / prof->freq : 0;
-	p->default_sample_type = str(&b, "cpu");
+	p->default_sample_type = str(&b, prof->wall ? "wall" : "cpu");
 	p->n_sample = prof->n;
 	p->sample = xmalloc((prof->n ? prof->n : 1) * sizeof(Sample *));
 	main_mapping(&b, prof);
 	for (size_t i = 0; i < prof->n; i++)
-		p->sample[i] = sample(&b, prof->v[i], o && o->cgroup_root);
+		p->sample[i] = sample(&b, prof->v[i], o && o->cgroup_root, prof->wall);
 	if (prof->start_ns) {
 		p->time_nanos = o && o->time_nanos ? o->time_nanos : profile_time_nanos(prof);
 		p->duration_nanos = prof->end_ns - prof->start_ns;

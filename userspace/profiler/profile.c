@@ -163,6 +163,8 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, enum sample_where wher
 	s->ns += ns;
 	p->samples++;
 	p->ns += ns;
+	if (where == IN_OFFCPU)
+		p->off_ns += ns;
 	if (!p->start_ns || ts < p->start_ns)
 		p->start_ns = ts;
 	if (ts > p->end_ns)
@@ -305,7 +307,7 @@ void profile_reset(struct profile *p)
 	if (p->tab)
 		memset(p->tab, 0, p->cap * sizeof(*p->tab));
 	p->n = 0;
-	p->samples = p->ns = 0;
+	p->samples = p->ns = p->off_ns = 0;
 	p->start_ns = p->end_ns = 0;
 }
 
@@ -321,6 +323,7 @@ void profile_take(struct profile *dst, struct profile *src)
 	dst->vcap = src->vcap;
 	dst->samples = src->samples;
 	dst->ns = src->ns;
+	dst->off_ns = src->off_ns;
 	dst->start_ns = src->start_ns;
 	dst->end_ns = src->end_ns;
 	strtab_swap(&dst->names, &src->names);
@@ -339,6 +342,11 @@ void profile_free(struct profile *p)
 		proc_name_free(&p->procs[i]);
 	free(p->procs);
 	memset(p, 0, sizeof(*p));
+}
+
+uint64_t profile_weight(const struct profile *p, const struct stack *s)
+{
+	return p->wall ? s->ns : s->count;
 }
 
 const char *frame_label(const struct frame *f, char *buf, size_t size)

@@ -52,6 +52,7 @@ enum sample_where {
 	IN_TRANSLATION, /* QEMU translating guest code */
 	IN_QEMU,	/* the rest of QEMU: its loop, syscall emulation */
 	IN_KERNEL,	/* the host kernel (syscalls, faults, interrupts) */
+	IN_OFFCPU,	/* --off-cpu: off its CPU, waiting */
 	IN_MAX,
 };
 
@@ -82,6 +83,11 @@ struct profile {
 	size_t vcap;
 	uint64_t samples;
 	uint64_t ns;
+	uint64_t off_ns; /* of NS, off the CPU (IN_OFFCPU stacks) */
+	/* --off-cpu: a wall-clock profile, each stack weighed by its time
+	 * (on and off CPU, in ns) in folded stacks and flame graphs, not by
+	 * its count of samples. */
+	bool wall;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC of the first and last sample */
 	unsigned int freq;
 	struct strtab names;	 /* of its stacks: frames, roots, labels */
@@ -117,6 +123,10 @@ void profile_reset(struct profile *p);
 /* Drop DST's stacks and move SRC's there; SRC is left empty. */
 void profile_take(struct profile *dst, struct profile *src);
 void profile_free(struct profile *p);
+
+/* What S weighs in P's folded stacks and flame graphs: its samples, or
+ * in a wall-clock profile its ns. */
+uint64_t profile_weight(const struct profile *p, const struct stack *s);
 
 /* A frame as flamegraph.pl and stackcollapse write it: name plus mark. */
 const char *frame_label(const struct frame *f, char *buf, size_t size);

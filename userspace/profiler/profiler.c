@@ -21,15 +21,17 @@ int profiler_open(struct profiler *pr, const struct profiler_opts *o, int ringbu
 	memset(pr, 0, sizeof(*pr));
 	pr->opts = *o;
 	profile_init(&pr->prof, o->freq);
+	pr->prof.wall = o->off_cpu;
 	if (o->interval) {
 		profile_init(&pr->next, o->freq);
+		pr->next.wall = o->off_cpu;
 		pr->split_ns = mono_ns() + o->interval * 1000000000ull;
 		pr->interval_start = time(NULL);
 		pr->prof.split_ns = pr->split_ns;
 		pr->prof.after = &pr->next;
 	}
-	pr->sm = sampler_open(ringbuf_fd, procs_fd, pidns, o->freq, o->stack_bytes, walkers,
-			      threads);
+	pr->sm = sampler_open(ringbuf_fd, procs_fd, pidns, o->freq, o->off_cpu, o->stack_bytes,
+			      walkers, threads);
 	return pr->sm ? 0 : -EINVAL;
 }
 

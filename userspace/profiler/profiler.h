@@ -24,6 +24,7 @@ struct profiler_opts {
 	struct keep keep;	  /* --keep-profiles: interval files per FILE */
 	bool chain;		  /* --profile-chain: roots under the parents' */
 	bool stacks;		  /* name the stacks (else only the split) */
+	bool off_cpu;		  /* --off-cpu: wall-clock profiles */
 };
 
 struct profiler {

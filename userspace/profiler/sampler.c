@@ -19,8 +19,10 @@
 struct sampler {
 	struct sample_bpf *skel;
 	unsigned int freq;
+	bool off_cpu;
 	struct bpf_link **clocks; /* one per CPU */
 	int nclocks;
+	struct bpf_link *switches[2]; /* --off-cpu: out of and into a CPU */
 };
 
 /* The main programs' wake threshold: see qj_submit(). */
@@ -59,13 +61,14 @@ unsigned int sampler_walkers(const char *path)
 }
 
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns *pidns,
-			     unsigned int freq, unsigned int stack_bytes, unsigned int walkers,
-			     unsigned int threads)
+			     unsigned int freq, bool off_cpu, unsigned int stack_bytes,
+			     unsigned int walkers, unsigned int threads)
 {
 	struct sampler *sm = xcalloc(1, sizeof(*sm));
 	int err;
 
 	sm->freq = freq;
+	sm->off_cpu = off_cpu;
 	sm->skel = sample_bpf__open();
 	if (!sm->skel) {
 		pr_err("cannot open the profiler's BPF programs: %s", strerror(errno));
@@ -76,6 +79,11 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns
 	sm->skel->rodata->walkers = walkers;
 	sm->skel->rodata->pidns = *pidns;
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
+	/* A tick of wall-clock time as long as the CPU clock's period. */
+	sm->skel->rodata->off_period = off_cpu ? 1000000000ull / freq : 0;
+	sm->skel->rodata->off_stack_bytes = stack_bytes > 8192 ? stack_bytes : 8192;
+	bpf_program__set_autoload(sm->skel->progs.switch_cpu, off_cpu);
+	bpf_program__set_autoload(sm->skel->progs.wait_end, off_cpu);
 	err = bpf_map__set_max_entries(sm->skel->maps.vcpus, threads);
 	if (!err)
 		err = bpf_map__reuse_fd(sm->skel->maps.events, ringbuf_fd);
@@ -121,6 +129,23 @@ bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, st
 				     0);
 }
 
+/* --off-cpu: the programs on threads leaving and entering a CPU. */
+static int attach_switches(struct sampler *sm)
+{
+	sm->switches[0] = bpf_program__attach_trace(sm->skel->progs.switch_cpu);
+	if (!sm->switches[0]) {
+		pr_err("--off-cpu: cannot attach to the sched_switch tracepoint: %s",
+		       strerror(errno));
+		return -errno;
+	}
+	sm->switches[1] = bpf_program__attach_trace(sm->skel->progs.wait_end);
+	if (!sm->switches[1]) {
+		pr_err("--off-cpu: cannot attach to the sys_exit tracepoint: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int sampler_start(struct sampler *sm)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -157,7 +182,7 @@ int sampler_start(struct sampler *sm)
 		}
 		sm->clocks[sm->nclocks++] = l;
 	}
-	return 0;
+	return sm->off_cpu ? attach_switches(sm) : 0;
 }
 
 const struct bpf_object *sampler_object(const struct sampler *sm)
@@ -180,6 +205,10 @@ int sampler_prog_fds(const struct sampler *sm, int *fds, int max)
 		fds[n++] = bpf_program__fd(sm->skel->progs.jit_vcpu);
 	if (n < max)
 		fds[n++] = bpf_program__fd(sm->skel->progs.jit_vcpu_thread);
+	if (sm->off_cpu && n + 1 < max) {
+		fds[n++] = bpf_program__fd(sm->skel->progs.switch_cpu);
+		fds[n++] = bpf_program__fd(sm->skel->progs.wait_end);
+	}
 	return n;
 }
 
@@ -188,6 +217,10 @@ void sampler_stop(struct sampler *sm)
 	for (int i = 0; i < sm->nclocks; i++)
 		bpf_link__destroy(sm->clocks[i]);
 	sm->nclocks = 0;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(sm->switches[i]);
+		sm->switches[i] = NULL;
+	}
 }
 
 void sampler_free(struct sampler *sm)

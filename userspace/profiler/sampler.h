@@ -20,13 +20,14 @@ struct qj_vcpu;
 
 /*
  * Open and load into the main object's ring buffer and process map;
+ * OFF_CPU samples vCPU threads' waits too (--off-cpu);
  * STACK_BYTES 0 walks guest frame pointers, with the WALKERS given
  * (QJ_WALK_*, sample.h), for up to THREADS vCPU threads at once; tasks
  * numbered as in PIDNS (the main object's).
  */
 struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns *pidns,
-			     unsigned int freq, unsigned int stack_bytes, unsigned int walkers,
-			     unsigned int threads);
+			     unsigned int freq, bool off_cpu, unsigned int stack_bytes,
+			     unsigned int walkers, unsigned int threads);
 /* The walkers the guests of QEMU binary PATH need, by its name
  * (qemu-aarch64, qemu-system-riscv64, qemu-arm-static): all if unknown. */
 unsigned int sampler_walkers(const char *path);
@@ -40,14 +41,15 @@ struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const cha
 /* Where thread QEMU_TID (as PID's QEMU numbers it) keeps its registers,
  * as the last handshake said: false if it did not. */
 bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v);
-/* Start the CPU clocks. -errno with the reason printed. */
+/* Start the CPU clocks, and with OFF_CPU the context-switch probes;
+ * -errno with the reason printed. */
 int sampler_start(struct sampler *sm);
 /* The loaded object, for its programs' names and BTF. */
 const struct bpf_object *sampler_object(const struct sampler *sm);
 uint64_t sampler_lost(const struct sampler *sm);
 /* The BPF programs, for detach.c. */
 int sampler_prog_fds(const struct sampler *sm, int *fds, int max);
-/* Drop the CPU clocks. */
+/* Drop the CPU clocks and the context-switch probes. */
 void sampler_stop(struct sampler *sm);
 void sampler_free(struct sampler *sm);
 

@@ -137,6 +137,11 @@ static void host_frames(struct samples *ss, struct jitmap *jm, struct pending *p
 	for (uint32_t i = 0; i < nk; i++) {
 		const char *name = ksym_name(r->kstack[i]);
 
+		/* An off-CPU sample's leaves are the switch's own: the
+		 * kernel's wait is below them, from schedule() on. */
+		if (!p->nhost && r->flags & QJ_SAMPLE_OFFCPU && name &&
+		    (!strncmp(name, "__switch_to", 11) || !strcmp(name, "__schedule")))
+			continue;
 		p->host[p->nhost++] = (struct frame){
 			.name = name ? name : "[unknown]",
 			.addr = r->kstack[i],
@@ -227,6 +232,8 @@ static size_t plausible(struct jitmap *jm, const uint64_t *pcs, size_t n)
 
 static enum sample_where where(const struct pending *p)
 {
+	if (p->r.flags & QJ_SAMPLE_OFFCPU)
+		return IN_OFFCPU;
 	if (p->r.nkern)
 		return IN_KERNEL;
 	if (p->jit)
@@ -258,8 +265,10 @@ static const char *guest_syscall(const struct pending *p, char *buf, size_t size
 
 	if (!(p->r.flags & QJ_SAMPLE_VCPU) || p->jit)
 		return NULL;
+	/* (Waits are in safe_syscall(), whose frame ends the chain.) */
 	for (i = 0; i < p->nhost; i++)
-		if (p->host[i].kind == FRAME_QEMU && strstr(p->host[i].name, "do_syscall"))
+		if (p->host[i].kind == FRAME_QEMU && (strstr(p->host[i].name, "do_syscall") ||
+						      strstr(p->host[i].name, "safe_syscall")))
 			break;
 	if (i == p->nhost)
 		return NULL;
@@ -272,12 +281,31 @@ static const char *guest_syscall(const struct pending *p, char *buf, size_t size
 	return buf;
 }
 
+/*
+ * --off-cpu: why P's thread waited, as the frame above QEMU's: the guest's
+ * system call it was blocked in, or QEMU's own wait, or a CPU.
+ */
+static const char *off_cpu_frame(struct samples *ss, const struct pending *p)
+{
+	char buf[32];
+	const char *sys = guest_syscall(p, buf, sizeof(buf));
+
+	if (p->r.state == QJ_OFF_RUNNABLE)
+		return "[off-CPU: waiting for a CPU]";
+	if (sys)
+		return strtab_addf(&ss->names, "[off-CPU: %s]", sys);
+	return p->r.state == QJ_OFF_UNINTERRUPTIBLE ? "[off-CPU: in QEMU, uninterruptible]"
+						    : "[off-CPU: in QEMU]";
+}
+
 /* --report: P's CPU into its part, its helper's function, its system call. */
 static void split_sample(struct cpu_split *s, const struct pending *p, enum cpu_part part)
 {
 	char buf[32];
 	const char *sys = guest_syscall(p, buf, sizeof(buf));
 
+	if (p->r.flags & QJ_SAMPLE_OFFCPU)
+		return; /* CPU time only */
 	s->ns[part] += p->r.period;
 	s->samples++;
 	if (p->r.flags & QJ_SAMPLE_VCPU && p->r.size > s->reg_bytes)
@@ -304,7 +332,8 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 	static struct frame frames[UNWIND_MAX + HOST_MAX + 2];
 	const struct qj_sample *r = &p->r;
 	enum cpu_part part = part_of(p);
-	const char *work = cpu_part_frame(part);
+	const char *work =
+		r->flags & QJ_SAMPLE_OFFCPU ? off_cpu_frame(ss, p) : cpu_part_frame(part);
 	bool vcpu = r->flags & QJ_SAMPLE_VCPU, known = true;
 	uint64_t pcs[UNWIND_MAX], leaf = 0;
 	size_t n = 0, np = 0;
@@ -341,8 +370,8 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 	if (!known) {
 		ss->unknown_jit++;
 	} else if (vcpu) {
-		np = ss->dwarf ? unwind_dwarf(&jm->guest, r, leaf, pcs, UNWIND_MAX)
-			       : unwind_fp(&jm->guest, r, leaf, pcs, UNWIND_MAX);
+		np = ss->dwarf || r->stack_len ? unwind_dwarf(&jm->guest, r, leaf, pcs, UNWIND_MAX)
+					       : unwind_fp(&jm->guest, r, leaf, pcs, UNWIND_MAX);
 		np = plausible(jm, pcs, np);
 	} else if (p->jit) {
 		/* A thread not (yet) reported as a vCPU's: the leaf alone. */

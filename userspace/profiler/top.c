@@ -161,9 +161,10 @@ void top_render(const struct profile *p, const struct top_info *info)
 	       " lost   (q quits, z zeroes)\n",
 	       profile_root(p, info->pid, root), info->freq, p->samples, info->lost);
 	printf("CPU:");
-	for (int w = 0; w < IN_MAX; w++)
+	/* CPU samples only: --top takes no --off-cpu. */
+	for (int w = 0; w < IN_OFFCPU; w++)
 		printf(" %s %.1f%%%s", where[w], pct(share[w], p->samples),
-		       w + 1 < IN_MAX ? "," : "");
+		       w + 1 < IN_OFFCPU ? "," : "");
 	printf("\n\n\033[7m %7s %7s  %-40s %s\033[0m\n", "self%", "total%", "guest function",
 	       "image");
 	lines = ws.ws_row - 5;

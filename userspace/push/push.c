@@ -289,7 +289,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
 static enum push_verdict send_one(struct pusher *p, const char *name, char *why, size_t len,
 				  long *wait_ms)
 {
-	struct push_series series = {p->o.app, p->host};
+	struct push_series series = {p->o.app, p->host, p->o.wall ? "wall" : "process_cpu"};
 	struct answer *a = xcalloc(1, sizeof(*a));
 	struct push_request r;
 	char path[4096], ctype[128];

@@ -31,6 +31,7 @@ struct push_opts {
 	unsigned int spool_max;
 	unsigned int max_age;	  /* --push-max-age: seconds */
 	unsigned int max_samples; /* --push-max-samples: stacks in a part */
+	bool wall;		  /* --off-cpu: wall-clock profiles */
 };
 
 /* Defaults: Pyroscope's pkg/validation/limits.go, reject-older-than and

@@ -9,9 +9,6 @@
 
 #include "profile.pb-c.h"
 
-/* The profile type both servers file CPU samples under. */
-#define PROFILE_NAME "process_cpu"
-
 static const char *const api_names[] = {
 	[PUSH_PYROSCOPE] = "pyroscope",
 	[PUSH_PYROSCOPE_INGEST] = "pyroscope-ingest",
@@ -83,7 +80,7 @@ static void pyroscope_body(struct pbuf *b, const struct push_series *s, const ui
 {
 	struct pbuf series = {0}, sample = {0};
 
-	label(&series, 1, "__name__", PROFILE_NAME);
+	label(&series, 1, "__name__", s->name);
 	label(&series, 1, "service_name", s->app);
 	label(&series, 1, "host", s->host);
 	pb_bytes(&sample, 1, profile, len);
@@ -160,7 +157,7 @@ static void parca_body(struct pbuf *b, const struct push_series *s, const uint8_
 	struct pbuf req = {0}, series = {0}, set = {0}, sample = {0};
 	uint8_t frame[5] = {0};
 
-	label(&set, 1, "__name__", PROFILE_NAME);
+	label(&set, 1, "__name__", s->name);
 	label(&set, 1, "job", s->app);
 	label(&set, 1, "node", s->host);
 	sample_labels(&set, profile, len);

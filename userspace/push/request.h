@@ -45,6 +45,10 @@ bool push_app_valid(const char *name, char *why, size_t len);
 struct push_series {
 	const char *app;  /* service_name (Pyroscope), job (Parca) */
 	const char *host; /* host (Pyroscope), node (Parca) */
+	/* __name__, the profile type: process_cpu, or wall for a wall-clock
+	 * profile (Pyroscope's pkg/og/convert/pprof/profile.go metricName
+	 * names those by the sample types the same way) */
+	const char *name;
 };
 
 struct push_request {
