@@ -297,6 +297,32 @@ spool_old() { # AGE
 	assert_line --regexp "refused .* \(HTTP 400 invalid_argument: profile has [0-9]+ samples, max 4\); dropped"
 }
 
+@test "--push --off-cpu: wall-clock profiles, filed as wall by Pyroscope (both APIs) and Parca, off_cpu time in them" {
+	local api f
+	"$QX" "$(guest x86_64 waits)" 12 >/dev/null 2>&1 &
+	PIDS+=($!)
+	for api in pyroscope pyroscope-ingest parca; do
+		start_receiver "${api%-ingest}"
+		run "$QEMU_JITBPF" -a --qemu "$QX" --off-cpu --push="$URL" --push-api=$api \
+			--push-spool="$D/spool" --interval=1 -d 2.5
+		assert_success
+		assert_line --regexp "^qemu-jitbpf: push: [2-4] parts sent to $URL, 0 waiting in $D/spool, 0 dropped \(spool full\), 0 too old, 0 refused$"
+		[ ! -s "$D/rcv/refused" ] || fail "$api refused: $(cat "$D/rcv/refused")"
+		if [ "$api" = parca ]; then
+			awk '{ print $6 }' "$D/rcv/log" >"$D/series"
+		else
+			awk '{ print $2 }' "$D/rcv/series" >"$D/series"
+		fi
+		grep -q '__name__=wall' "$D/series" || fail "$api: $(sort -u "$D/series")"
+		! grep -q '__name__=process_cpu' "$D/series" || fail "$api: $(sort -u "$D/series")"
+		f=$(ls "$D"/rcv/*.pb.gz | tail -n 1)
+		go tool pprof -sample_index=off_cpu -top "$f" 2>/dev/null | grep -q ' snooze$' ||
+			fail "$api: no off-CPU time in snooze"
+		stop_receiver
+		rm -rf "$D/spool"
+	done
+}
+
 @test "--push: bad input gets a one-line error" {
 	run "$QEMU_JITBPF" -a --push=http://127.0.0.1:1
 	assert_failure

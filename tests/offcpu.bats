@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# --off-cpu: wall-clock profiles, where guest threads wait as well as
+# where they run.  tests/guests/waits.c sleeps in snooze() and works in
+# work(), and measures with its own clock the share of its time it slept:
+# the profile must give snooze() that share of the wall time.
+
+load helpers
+
+V=10.2.2
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	cd "$D"
+}
+
+teardown() {
+	stop_bg
+}
+
+# The share (%) of FOLDED's time in stacks through FRAME, and the total (s).
+share() { # FOLDED FRAME
+	awk -v f=";$2;" '{ t += $NF } index($0, f) { s += $NF } END { printf "%.1f %.2f\n", 100 * s / t, t / 1e9 }' "$1"
+}
+
+# SHARE within 5 points of the guest's own (from OUT) and of 80.
+check_share() { # SHARE OUT
+	local own
+	own=$(sed -nE 's/^waits: ([0-9.]+)% of the time in snooze$/\1/p' <<<"$2")
+	[ -n "$own" ] || fail "the guest said no share: $2"
+	echo "# snooze: $1 % of the profile's wall time, $own % by the guest's clock" >&3
+	awk -v a="$1" -v b="$own" 'BEGIN { d = a - b; e = a - 80; exit !(d <= 5 && d >= -5 && e <= 5 && e >= -5) }' ||
+		fail "snooze has $1 % of the profile, the guest slept $own %"
+}
+
+@test "--off-cpu: a guest asleep 80 % of its time in one function gets 80 % ± 5 of the wall time there (x86_64, aarch64); folded in ns, SVG and pprof read" {
+	local a q s
+	for a in x86_64 aarch64; do
+		q=$(qemu_bin $V $a)
+		# (At 499 Hz: 1500 ticks, a share within 1 % of its mean.)
+		run "$QEMU_JITBPF" --off-cpu -F 499 --profile="$D/$a.folded" --profile="$D/$a.pb.gz" \
+			--profile="$D/$a.svg" -- "$q" "$(guest $a waits)" 3
+		assert_success
+		read -r s total < <(share "$D/$a.folded" snooze)
+		echo "# $a: $total s of wall time in the profile" >&3
+		check_share "$s" "$output"
+		# The wait by its reason: the guest's system call, the host
+		# kernel's wait under it.
+		grep -qE ';snooze;.*;\[off-CPU: clock_nanosleep\]_\[q\];.*hrtimer_nanosleep_\[k\]' "$D/$a.folded" ||
+			fail "no wait in clock_nanosleep: $(cut -c1-300 "$D/$a.folded")"
+		# Wall time, about the run's 3 s.
+		awk -v t="$total" 'BEGIN { exit !(t >= 2.5 && t <= 3.6) }' || fail "$total s of wall time"
+		go tool pprof -raw "$D/$a.pb.gz" >"$D/raw" 2>&1
+		grep -q '^PeriodType: wall nanoseconds$' "$D/raw" || fail "$(head "$D/raw")"
+		grep -qE '^Samples:$' "$D/raw"
+		sed -n '/^Samples:$/{n;p}' "$D/raw" | grep -qF 'samples/count wall/nanoseconds[dflt] cpu/nanoseconds off_cpu/nanoseconds' ||
+			fail "sample types: $(sed -n '/^Samples:$/{n;p}' "$D/raw")"
+		go tool pprof -sample_index=off_cpu -top "$D/$a.pb.gz" 2>/dev/null | grep -q 'snooze$' ||
+			fail "go tool pprof: no off-CPU time in snooze"
+		grep -q 'of wall-clock time at 499 Hz, [0-9.]*% off-CPU' "$D/$a.svg" || fail "SVG title"
+	done
+}
+
+@test "--off-cpu -p on a running QEMU of four threads that each sleep 80 %" {
+	local q s
+	q=$(qemu_bin $V x86_64)
+	start_bg "$q" "$(guest x86_64 waits)" 6 8000 2000 4
+	sleep 1
+	run "$QEMU_JITBPF" -p "$BG_PID" -d 3 --off-cpu --profile="$D/p.folded"
+	assert_success
+	wait "$BG_PID"
+	read -r s total < <(share "$D/p.folded" snooze)
+	echo "# $total s of wall time for 4 threads over 3 s" >&3
+	awk -v t="$total" 'BEGIN { exit !(t >= 10.5 && t <= 13) }' || fail "$total s of wall time"
+	check_share "$s" "$(cat "$D/bg.out")"
+	BG_PID=
+}
+
+@test "--off-cpu: bad input is a one-line error" {
+	run "$QEMU_JITBPF" --off-cpu -p 1
+	assert_failure
+	assert_output --partial "--off-cpu goes with --profile or --push"
+	run "$QEMU_JITBPF" --off-cpu --top -p 1
+	assert_failure
+	assert_output --partial "--off-cpu goes with --profile or --push"
+}
