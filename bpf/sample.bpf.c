@@ -411,6 +411,18 @@ struct {
 } offcpu SEC(".maps");
 
 /*
+ * Per CPU: the task last switched in there if it has a wait to take (its
+ * task_struct's address), else 0.  Every system call's return looks here
+ * first: the others' cost one array read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} taker SEC(".maps");
+
+/*
  * A sample of the current thread (ID), of process P, standing for PERIOD
  * ns: its stacks from CTX (a perf event's, a tracepoint's), or the kernel's
  * from the wait O; its guest state from V.
@@ -462,20 +474,15 @@ static __always_inline void capture(void *ctx, __u64 id, const struct qj_proc *p
 	qj_submit(&events, r, wake_bytes, false);
 }
 
-/* Take the current thread's wait not taken yet, if any. */
-static __always_inline void take_wait(void *ctx, __u64 id, const struct qj_proc *p,
-				      const struct qj_vcpu *v)
+/* The current thread's wait not taken yet, if any. */
+static __always_inline struct qj_off *wait_to_take(void)
 {
 	struct qj_off *o;
 
 	if (!off_period)
-		return;
+		return NULL;
 	o = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0, 0);
-	if (o && o->ns) {
-		if (p && v)
-			capture(ctx, id, p, v, o->ns, o);
-		o->ns = 0;
-	}
+	return o && o->ns ? o : NULL;
 }
 
 SEC("perf_event")
@@ -485,12 +492,18 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = id >> 32;
 	struct qj_proc *p = bpf_map_lookup_elem(&procs, &pid);
 	struct qj_vcpu *v;
+	struct qj_off *o;
 
 	if (!p)
 		return 0;
 	v = vcpu_of_thread(id);
 	capture(ctx, id, p, v, ctx->sample_period, NULL);
-	take_wait(ctx, id, p, v);
+	o = wait_to_take();
+	if (o) {
+		if (v)
+			capture(ctx, id, p, v, o->ns, o);
+		o->ns = 0;
+	}
 	return 0;
 }
 
@@ -498,39 +511,47 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 id = qj_current_ids(), now = bpf_ktime_get_ns(), ticks;
-	__u32 pid = id >> 32;
+	__u64 id, now = bpf_ktime_get_ns(), ticks, *t;
+	__u32 pid, zero = 0;
 	struct qj_off *o;
 	long n;
 
-	/* PREV, current still, leaves: a followed vCPU thread, not dying. */
-	if ((__u32)id && !(prev_state & 0x80 /* TASK_DEAD */) &&
-	    bpf_map_lookup_elem(&procs, &pid) && vcpu_of_thread(id)) {
-		o = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (o) {
-			o->ts = now;
-			if (preempt || !(prev_state & 0xff))
-				o->leaving = QJ_OFF_RUNNABLE;
-			else if (prev_state & 2 /* TASK_UNINTERRUPTIBLE */)
-				o->leaving = QJ_OFF_UNINTERRUPTIBLE;
-			else
-				o->leaving = QJ_OFF_SLEEPING;
-		}
+	/*
+	 * PREV, current still, leaves: a followed vCPU thread, not dying.  Its
+	 * storage says so once it has been seen; the ids are looked up for
+	 * the others (most switches are another task's: one lookup).
+	 */
+	o = bpf_task_storage_get(&offcpu, prev, 0, 0);
+	if (!o && !(prev_state & 0x80 /* TASK_DEAD */)) {
+		id = qj_current_ids();
+		pid = id >> 32;
+		if ((__u32)id && bpf_map_lookup_elem(&procs, &pid) && vcpu_of_thread(id))
+			o = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
+	if (o) {
+		o->ts = now;
+		if (preempt || !(prev_state & 0xff))
+			o->leaving = QJ_OFF_RUNNABLE;
+		else if (prev_state & 2 /* TASK_UNINTERRUPTIBLE */)
+			o->leaving = QJ_OFF_UNINTERRUPTIBLE;
+		else
+			o->leaving = QJ_OFF_SLEEPING;
 	}
 	/* NEXT comes back. */
 	o = bpf_task_storage_get(&offcpu, next, 0, 0);
-	if (!o || !o->ts)
-		return 0;
-	ticks = now / off_period - o->ts / off_period;
-	o->ts = 0;
-	if (!ticks)
-		return 0;
-	if (!o->ns) {
-		n = bpf_get_task_stack(next, o->kstack, sizeof(o->kstack), 0);
-		o->nkern = n > 0 ? (__u32)n / 8 : 0;
-		o->state = o->leaving;
+	if (o && o->ts) {
+		ticks = now / off_period - o->ts / off_period;
+		o->ts = 0;
+		if (ticks && !o->ns) {
+			n = bpf_get_task_stack(next, o->kstack, sizeof(o->kstack), 0);
+			o->nkern = n > 0 ? (__u32)n / 8 : 0;
+			o->state = o->leaving;
+		}
+		o->ns += ticks * off_period;
 	}
-	o->ns += ticks * off_period;
+	t = bpf_map_lookup_elem(&taker, &zero);
+	if (t)
+		*t = o && o->ns ? (__u64)next : 0;
 	return 0;
 }
 
@@ -538,14 +559,25 @@ int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_str
 SEC("tp_btf/sys_exit")
 int BPF_PROG(wait_end)
 {
-	__u64 id;
-	__u32 pid;
+	__u32 zero = 0, pid;
+	__u64 *t = bpf_map_lookup_elem(&taker, &zero), id;
+	struct qj_proc *p;
+	struct qj_vcpu *v;
+	struct qj_off *o;
 
-	if (!off_period)
+	if (!t || *t != bpf_get_current_task())
+		return 0;
+	*t = 0;
+	o = wait_to_take();
+	if (!o)
 		return 0;
 	id = qj_current_ids();
 	pid = id >> 32;
-	take_wait(ctx, id, bpf_map_lookup_elem(&procs, &pid), vcpu_of_thread(id));
+	p = bpf_map_lookup_elem(&procs, &pid);
+	v = vcpu_of_thread(id);
+	if (p && v)
+		capture(ctx, id, p, v, o->ns, o);
+	o->ns = 0;
 	return 0;
 }
 
