@@ -392,16 +392,6 @@ const volatile __u64 off_period; /* ns per tick; 0: no off-CPU time */
 
 struct task_struct;
 
-struct qj_off {
-	__u64 ts;      /* when it left its CPU; 0 while it is on one */
-	__u64 ns;      /* a wait's ticks not taken yet, in ns; 0 if none */
-	__u32 state;   /* that wait's: QJ_OFF_* */
-	__u32 leaving; /* the current wait's */
-	__u32 nkern;   /* frames in kstack */
-	__u32 pad;
-	__u64 kstack[QJ_KSTACK_MAX]; /* that wait's, leaf first */
-};
-
 /* Each followed vCPU thread's, while it lives. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

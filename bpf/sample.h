@@ -82,6 +82,20 @@ enum qj_off_state {
 /* gnr where the register with a system call's number is not known (s390x). */
 #define QJ_NR_UNKNOWN (~0ull)
 
+/*
+ * --off-cpu: a followed vCPU thread's wait, kept in its task storage (and
+ * read and restarted by user space for a wait still under way).
+ */
+struct qj_off {
+	__u64 ts;      /* when it left its CPU; 0 while it is on one */
+	__u64 ns;      /* a wait's ticks not taken yet, in ns; 0 if none */
+	__u32 state;   /* that wait's: QJ_OFF_* */
+	__u32 leaving; /* the current wait's */
+	__u32 nkern;   /* frames in kstack */
+	__u32 pad;
+	__u64 kstack[QJ_KSTACK_MAX]; /* that wait's, leaf first */
+};
+
 struct qj_sample {
 	struct qj_hdr hdr;
 	__u32 flags;

@@ -75,6 +75,30 @@ check_share() { # SHARE OUT
 	BG_PID=
 }
 
+@test "--off-cpu on a deadlocked program, attached after it blocked: each thread's whole wait, by guest stack and reason, in every --interval's profile" {
+	local f n=0 t
+	start_bg "$(qemu_bin $V x86_64)" "$(guest x86_64 hang)" deadlock
+	for _ in $(seq 50); do
+		[ "$(grep -c '^ready ' "$D/bg.out")" -ge 2 ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	run "$QEMU_JITBPF" -p "$BG_PID" -d 3.5 --interval=1 --off-cpu --profile="$D/d.folded"
+	assert_success
+	# Both threads of the cycle, and main joining one of them, blocked in
+	# futex the whole time: no wait ends, so each is counted as it goes.
+	for f in "$D"/d.*.folded; do
+		t=$(awk '{ t += $NF } END { printf "%.2f", t / 1e9 }' "$f")
+		echo "# $(basename "$f"): $t s of wall time, $(wc -l <"$f") stacks" >&3
+		grep -qE ';start_thread;lock_ab;.*;\[off-CPU: futex\]_\[q\];' "$f" || fail "$f: $(cat "$f")"
+		grep -qE ';start_thread;lock_ba;.*;\[off-CPU: futex\]_\[q\];' "$f" || fail "$f: $(cat "$f")"
+		grep -qE ';main;.*join.*;\[off-CPU: futex\]_\[q\];' "$f" || fail "$f: $(cat "$f")"
+		# An interval of one second whole: a second for each thread.
+		awk -v t="$t" 'BEGIN { exit !(t >= 2.8 && t <= 3.2) }' && n=$((n + 1))
+	done
+	[ "$n" -ge 2 ] || fail "$n whole intervals of 3 s"
+}
+
 @test "--off-cpu: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --off-cpu -p 1
 	assert_failure

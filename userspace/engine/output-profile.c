@@ -7,10 +7,12 @@
  */
 #include "engine/engine.h"
 #include "engine/output.h"
+#include "profiler/waits.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <string.h>
 
 static bool wanted(const struct engine_opts *o)
 {
@@ -31,10 +33,20 @@ static void proc_new(struct engine *e, struct proc *p)
 		profile_set_parent(&e->prof.prof, p->t->pid, ppid);
 }
 
+/* --off-cpu: P's waits under way, counted up to UNTIL. */
+static void take_waits(struct engine *e, struct proc *p, uint64_t until)
+{
+	if (e->o->prof.off_cpu && p->s.smp)
+		waits_take_open(&e->prof, p->s.smp, &p->s.jm, p->t->pid, e->prof.started_ns, until);
+}
+
 static void proc_end(struct engine *e, struct proc_end *pe)
 {
 	struct session *s = &pe->p->s;
 
+	/* We stop following it: its waits count up to now. */
+	if (!strcmp(pe->why, "still running"))
+		take_waits(e, pe->p, mono_ns());
 	if (s->smp) {
 		profiler_end(&e->prof, s->smp, &s->jm);
 		s->smp = NULL;
@@ -44,6 +56,12 @@ static void proc_end(struct engine *e, struct proc_end *pe)
 static void tick(struct engine *e, uint64_t now, bool reap)
 {
 	(void)now, (void)reap;
+	/* --interval: an interval ends, its waits under way with it. */
+	if (e->profiling && e->o->prof.off_cpu && e->o->prof.interval &&
+	    e->prof.waits_until < e->prof.split_ns && mono_ns() >= e->prof.split_ns) {
+		pidtab_for_each(&e->procs, n) take_waits(e, proc_of(n), e->prof.split_ns);
+		e->prof.waits_until = e->prof.split_ns;
+	}
 	if (e->profiling && profiler_interval(&e->prof, e->heard_ns, &e->bytes)) {
 		pr_warn("could not write an interval's profile");
 		e->err = e->err ? e->err : -EIO;

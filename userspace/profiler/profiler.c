@@ -68,6 +68,7 @@ struct bpf_link *profiler_attach_threads(struct profiler *pr, pid_t pid, const c
 
 int profiler_start(struct profiler *pr)
 {
+	pr->started_ns = pr->waits_until = mono_ns();
 	return sampler_start(pr->sm);
 }
 

@@ -39,7 +39,9 @@ struct profiler {
 	time_t interval_start; /* wall clock */
 	uint64_t written;      /* samples in the interval files so far */
 	unsigned int intervals;
-	uint64_t pruned; /* interval files removed (--keep-profiles) */
+	uint64_t pruned;      /* interval files removed (--keep-profiles) */
+	uint64_t started_ns;  /* CLOCK_MONOTONIC, when the sampler started */
+	uint64_t waits_until; /* --off-cpu: waits under way counted up to */
 	/* Called with each interval written and its wall-clock span (--push). */
 	int (*on_interval)(void *ctx, const struct profile *prof, time_t from, time_t until);
 	void *on_interval_ctx;

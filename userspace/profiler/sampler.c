@@ -3,6 +3,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,44 @@ static int attach_switches(struct sampler *sm)
 		return -errno;
 	}
 	return 0;
+}
+
+uint64_t sampler_off_period(const struct sampler *sm)
+{
+	return sm->skel->rodata->off_period;
+}
+
+/* A pidfd of thread TID (PIDFD_THREAD), the key of a task storage. */
+static int thread_pidfd(pid_t tid)
+{
+	return (int)syscall(SYS_pidfd_open, tid, O_EXCL /* PIDFD_THREAD */);
+}
+
+bool sampler_wait(const struct sampler *sm, pid_t tid, struct qj_off *o)
+{
+	int fd = thread_pidfd(tid);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !bpf_map__lookup_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), o, sizeof(*o), 0);
+	close(fd);
+	return ok;
+}
+
+int sampler_wait_from(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state)
+{
+	struct qj_off o = {0};
+	int fd = thread_pidfd(tid), err;
+
+	if (fd < 0)
+		return -errno;
+	bpf_map__lookup_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), &o, sizeof(o), 0);
+	o.ts = ts;
+	o.leaving = state;
+	err = bpf_map__update_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), &o, sizeof(o), BPF_ANY);
+	close(fd);
+	return err;
 }
 
 int sampler_start(struct sampler *sm)

@@ -17,6 +17,7 @@ struct bpf_link;
 struct bpf_object;
 struct qj_pidns;
 struct qj_vcpu;
+struct qj_off;
 
 /*
  * Open and load into the main object's ring buffer and process map;
@@ -41,6 +42,13 @@ struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const cha
 /* Where thread QEMU_TID (as PID's QEMU numbers it) keeps its registers,
  * as the last handshake said: false if it did not. */
 bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v);
+/* --off-cpu: ns per tick of off-CPU time (0: not asked for). */
+uint64_t sampler_off_period(const struct sampler *sm);
+/* Thread TID's wait, as the BPF side keeps it: false if it keeps none. */
+bool sampler_wait(const struct sampler *sm, pid_t tid, struct qj_off *o);
+/* Thread TID's wait counts from TS on (what came before is counted), in
+ * STATE (QJ_OFF_*): 0 or -errno. */
+int sampler_wait_from(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state);
 /* Start the CPU clocks, and with OFF_CPU the context-switch probes;
  * -errno with the reason printed. */
 int sampler_start(struct sampler *sm);

@@ -176,7 +176,8 @@ static void host_frames(struct samples *ss, struct jitmap *jm, struct pending *p
 	}
 }
 
-void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size)
+static void add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size,
+		const char (*knames)[64], int nk)
 {
 	size_t extra;
 	struct pending *p;
@@ -193,9 +194,25 @@ void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *
 	p->jit = 0;
 	p->jit_ret = false;
 	memcpy(&p->r, r, sizeof(*r) + extra);
+	for (int i = 0; i < nk && i < QJ_KSTACK_MAX; i++)
+		p->host[p->nhost++] = (struct frame){
+			.name = strtab_add(&ss->names, knames[i]),
+			.kind = FRAME_KERNEL,
+		};
 	host_frames(ss, jm, p);
 	*ss->tail = p;
 	ss->tail = &p->next;
+}
+
+void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size)
+{
+	add(ss, jm, r, size, NULL, 0);
+}
+
+void samples_add_named(struct samples *ss, struct jitmap *jm, const struct qj_sample *r,
+		       size_t size, const char (*knames)[64], int nk)
+{
+	add(ss, jm, r, size, knames, nk);
 }
 
 /* The guest's name for PC, as the perf map and uftrace give it. */

@@ -44,6 +44,10 @@ struct samples {
 void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);
 /* A QJ_EV_SAMPLE record of SIZE bytes, of the process whose code JM names. */
 void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r, size_t size);
+/* The same, for a sample made in user space: its kernel frames by name
+ * (NK of KNAMES, leaf first), not by address. */
+void samples_add_named(struct samples *ss, struct jitmap *jm, const struct qj_sample *r,
+		       size_t size, const char (*knames)[64], int nk);
 /* The code map is complete up to a flush: name what ran before it. */
 void samples_flush(struct samples *ss, struct jitmap *jm);
 /*

@@ -123,21 +123,47 @@ static void name_frame(struct guest *g, uint64_t pc, bool ret, struct stack_fram
 		f->file = NULL;
 }
 
+bool stacks_guest_sample(pid_t pid, uint64_t g_base, const struct qj_vcpu *v, struct qj_sample *r,
+			 uint32_t bytes)
+{
+	uint64_t regs[QJ_NREGS] = {0}, nr;
+
+	for (int i = 0; i < QJ_NREGS; i++)
+		if (!reg(pid, v, v->off[i], &regs[i]) && (i == QJ_PC || i == QJ_SP))
+			return false;
+	for (int i = 0; i < QJ_NREGS; i++)
+		r->gregs[i] = regs[i];
+	r->gnr = v->off_nr >= 0 && reg(pid, v, v->off_nr, &nr) ? nr : QJ_NR_UNKNOWN;
+	r->flags |= QJ_SAMPLE_VCPU;
+	r->cpu_index = v->cpu_index;
+	r->machine = v->machine;
+	r->size = v->size;
+	r->big_endian = v->big_endian;
+	/* The guest's stack from sp, as much of BYTES as is mapped. */
+	for (uint32_t len = bytes; len >= 64 && !r->stack_len; len >>= 1)
+		if (proc_mem_read(pid, g_base + r->gregs[QJ_SP], r->stack, len))
+			r->stack_len = len;
+	return true;
+}
+
 bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t)
 {
-	uint64_t pcs[UNWIND_MAX], lr = 0, nr = 0;
-	struct qj_sample *r;
+	uint64_t pcs[UNWIND_MAX], lr, nr;
+	struct qj_sample *r = xcalloc(1, sizeof(*r) + QJ_STACK_MAX);
 	int32_t off[6];
 	size_t n;
 
 	t->cpu_index = v->cpu_index;
-	if (!reg(pid, v, v->off[QJ_PC], &t->pc) || !reg(pid, v, v->off[QJ_SP], &t->sp))
+	if (!stacks_guest_sample(pid, g->base, v, r, QJ_STACK_MAX)) {
+		free(r);
 		return false;
-	reg(pid, v, v->off[QJ_FP], &t->fp);
-	reg(pid, v, v->off[QJ_LR], &lr);
+	}
+	t->pc = r->gregs[QJ_PC];
+	t->sp = r->gregs[QJ_SP];
+	t->fp = r->gregs[QJ_FP];
+	lr = r->gregs[QJ_LR];
+	nr = r->gnr == QJ_NR_UNKNOWN ? 0 : r->gnr;
 	t->regs = true;
-	if (v->off_nr >= 0)
-		reg(pid, v, v->off_nr, &nr);
 	if (at_syscall(pid, g->base, v, t->pc, &nr) && arg_offsets(v, off)) {
 		t->in_syscall = true;
 		t->nr = nr;
@@ -145,19 +171,6 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, stru
 		for (int i = 0; i < 6; i++)
 			reg(pid, v, off[i], &t->args[i]);
 	}
-	/* The guest's stack from sp, as much of 64 KiB as is mapped. */
-	r = xcalloc(1, sizeof(*r) + QJ_STACK_MAX);
-	r->flags = QJ_SAMPLE_VCPU;
-	r->machine = v->machine;
-	r->size = v->size;
-	r->big_endian = v->big_endian;
-	r->gregs[QJ_PC] = t->pc;
-	r->gregs[QJ_SP] = t->sp;
-	r->gregs[QJ_FP] = t->fp;
-	r->gregs[QJ_LR] = lr;
-	for (uint32_t len = QJ_STACK_MAX; len >= 64 && !r->stack_len; len >>= 1)
-		if (proc_mem_read(pid, g->base + t->sp, r->stack, len))
-			r->stack_len = len;
 	n = unwind_dwarf(g, r, t->pc, pcs, UNWIND_MAX);
 	/*
 	 * A leaf without CFI (glibc's system call wrappers, on some
@@ -249,9 +262,13 @@ void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t)
 		snprintf(t->comm, sizeof(t->comm), "%.31s", buf);
 	if (task_line(pid, tid, "stat", buf, sizeof(buf)) && (p = strrchr(buf, ')')) && p[1])
 		t->state = p[2];
-	/* "running", or the call's number and arguments: blocked in it. */
-	if (task_line(pid, tid, "syscall", buf, sizeof(buf)) && isdigit((unsigned char)buf[0]))
+	/* "running", or the call's number, its arguments, sp and pc: blocked
+	 * in it. */
+	if (task_line(pid, tid, "syscall", buf, sizeof(buf)) && isdigit((unsigned char)buf[0])) {
 		t->host_nr = strtol(buf, NULL, 10);
+		p = strrchr(buf, ' ');
+		t->host_pc = p ? strtoull(p + 1, NULL, 0) : 0;
+	}
 	if (task_line(pid, tid, "wchan", buf, sizeof(buf)) && strcmp(buf, "0"))
 		snprintf(t->wchan, sizeof(t->wchan), "%.63s", buf);
 	/* The thread's id in the innermost pid namespace: the guest's. */

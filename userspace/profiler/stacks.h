@@ -49,6 +49,7 @@ struct thread_stack {
 	/* The host's view: the system call the QEMU thread blocks in (-1: none,
 	 * it runs), the kernel function it waits in, the kernel stack. */
 	long host_nr;
+	uint64_t host_pc; /* where in QEMU it made that call, or 0 */
 	char wchan[64];
 	char kstack[STACK_KFRAMES_MAX][64];
 	int nkstack;
@@ -67,6 +68,14 @@ struct thread_stack {
  */
 void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n);
 
+/*
+ * What a sample of thread V (where its vCPU's registers are) in PID's
+ * memory holds of the guest (QJ_SAMPLE_VCPU): its registers, and up to
+ * BYTES of its stack (guest memory at G_BASE) in R->stack, which has room
+ * for them.  False if its registers could not be read.
+ */
+bool stacks_guest_sample(pid_t pid, uint64_t g_base, const struct qj_vcpu *v, struct qj_sample *r,
+			 uint32_t bytes);
 /* THREAD's guest state, from V (where its vCPU's registers are) in PID's
  * memory, named through G; false if its registers could not be read. */
 bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t);
