@@ -417,6 +417,7 @@ bench: tool guests qemu qemu-ref
 	@bench/uftrace.sh
 	@bench/profile.sh
 	@bench/startup.sh
+	@bench/offcpu.sh
 	@bench/soak.sh
 	@bench/system.sh
 	@bench/tree.sh
