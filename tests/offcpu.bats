@@ -99,6 +99,27 @@ check_share() { # SHARE OUT
 	[ "$n" -ge 2 ] || fail "$n whole intervals of 3 s"
 }
 
+@test "valgrind: no memory error and no leak with --off-cpu (waits taken by BPF and under way, every writer)" {
+	no_valgrind_under_asan
+	start_bg "$(qemu_bin $V x86_64)" "$(guest x86_64 hang)" deadlock
+	wait_for_file_line "$D/bg.out" '^ready '
+	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=definite,possible \
+		"$QEMU_JITBPF" -p "$BG_PID" -d 2.5 --interval=1 --off-cpu \
+		--profile="$D/d.folded" --profile="$D/d.pb.gz" --profile="$D/d.svg"
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	grep -q 'lock_ab;.*\[off-CPU: futex\]' "$D"/d.*.folded
+	stop_bg
+	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+		--leak-check=full --errors-for-leak-kinds=definite,possible \
+		"$QEMU_JITBPF" --off-cpu --profile="$D/w.folded" --profile="$D/w.pb.gz" -- \
+		"$(qemu_bin $V aarch64)" "$(guest aarch64 waits)" 1 8000 2000 2
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	grep -q ';snooze;.*\[off-CPU: clock_nanosleep\]' "$D/w.folded"
+}
+
 @test "--off-cpu: bad input is a one-line error" {
 	run "$QEMU_JITBPF" --off-cpu -p 1
 	assert_failure
