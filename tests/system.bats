@@ -200,6 +200,23 @@ linux_attached_after_boot() { # ARCH
 	kill -0 "$VM_PID" || fail "the VM did not keep running"
 }
 
+@test "--stacks of a bare-metal VM (MMU off): the vCPU's whole stack from its RAM, as the profiler names it" {
+	local i f
+	start_vm $(bare_vm 0)
+	sleep 1
+	for i in 1 2 3; do
+		run "$QEMU_JITBPF" -p "$VM_PID" --stacks="$D/s.json"
+		assert_success
+		f=$(/usr/bin/python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['processes'][0]['threads']
+print(len(t), ';'.join(f['function'] for f in t[0]['frames']), t[0]['state'])" "$D/s.json")
+		echo "# $f" >&3
+		[[ $f =~ ^1\ hot_(main|side)\;one_round\;main\;_start\  ]] || fail "$f"
+	done
+	kill -0 "$VM_PID" || fail "the VM did not keep running"
+}
+
 @test "Linux VM profile, coverage and --top: the guest kernel's and the workload's functions" {
 	local ks
 	ks=$(linux_kallsyms x86_64)
@@ -246,6 +263,19 @@ linux_attached_after_boot() { # ARCH
 	wait_for_file "$D/top.exit" 10
 	assert_equal "$(cat "$D/top.exit")" EXIT=0
 	grep -A1 'self%' <<<"$screen" | tail -n1 | grep -q ' hot_main ' || fail "hot_main is not first"
+	# --stacks: each vCPU, its leaf named from the guest kernel's
+	# kallsyms or the workload's ELF (the MMU is on: no stack is read).
+	run "$QEMU_JITBPF" -p "$VM_PID" --stacks="$D/s.json" --guest-symbols "$ks" \
+		--guest-elf "$BUILD/guests/x86_64/hot"
+	assert_success
+	/usr/bin/python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['processes'][0]['threads']
+k = set(l.split()[2] for l in open(sys.argv[2]) if len(l.split()) > 2)
+print('#', [(x['name'], [f['function'] for f in x['frames']]) for x in t], file=sys.stderr)
+ok = len(t) == 2 and all(len(x['frames']) == 1 and (x['frames'][0]['function'] in k
+                         or x['frames'][0]['function'] == 'hot_main') for x in t)
+sys.exit(not ok)" "$D/s.json" "$ks" 2>&3 || fail "$(cat "$D/s.json")"
 	check_linux_end x86_64 3000000 120
 }
 

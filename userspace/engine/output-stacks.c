@@ -48,11 +48,13 @@ static void dump(struct engine *e, struct proc *p)
 {
 	pid_t pid = p->t->pid;
 	struct thread_stack *v = NULL;
+	struct qj_proc mem = {0};
 	int n = 0, cap = 0, others = 0;
 	char path[64], *command, *qemu_cmdline;
 	struct dirent *d;
 	DIR *dir;
 
+	sampler_proc(e->prof.sm, pid, &mem);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	while (dir && (d = readdir(dir))) {
@@ -67,7 +69,7 @@ static void dump(struct engine *e, struct proc *p)
 			others++;
 			continue;
 		}
-		stacks_read_guest(pid, &p->s.jm.guest, &vc, &t);
+		stacks_read_guest(pid, &p->s.jm.guest, &vc, &mem, &t);
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			v = xrealloc(v, cap * sizeof(*v));

@@ -122,6 +122,13 @@ struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const cha
 	return attach_probe(sm->skel->progs.jit_vcpu_thread, pid, binary, "jit_vcpu_thread", "");
 }
 
+bool sampler_proc(const struct sampler *sm, pid_t pid, struct qj_proc *p)
+{
+	__u32 key = pid;
+
+	return !bpf_map__lookup_elem(sm->skel->maps.procs, &key, sizeof(key), p, sizeof(*p), 0);
+}
+
 bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v)
 {
 	__u64 key = (__u64)(uint32_t)pid << 32 | (uint32_t)qemu_tid;

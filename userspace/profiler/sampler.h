@@ -18,6 +18,7 @@ struct bpf_object;
 struct qj_pidns;
 struct qj_vcpu;
 struct qj_off;
+struct qj_proc;
 
 /*
  * Open and load into the main object's ring buffer and process map;
@@ -39,6 +40,8 @@ struct bpf_link *sampler_attach_probe(struct sampler *sm, pid_t pid, const char 
  * every vCPU thread at a handshake, blocked ones too; NULL with the
  * reason printed. */
 struct bpf_link *sampler_attach_threads(struct sampler *sm, pid_t pid, const char *binary);
+/* What the BPF side keeps of process PID: its guest base, a VM's RAM. */
+bool sampler_proc(const struct sampler *sm, pid_t pid, struct qj_proc *p);
 /* Where thread QEMU_TID (as PID's QEMU numbers it) keeps its registers,
  * as the last handshake said: false if it did not. */
 bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, struct qj_vcpu *v);

@@ -146,15 +146,61 @@ bool stacks_guest_sample(pid_t pid, uint64_t g_base, const struct qj_vcpu *v, st
 	return true;
 }
 
-bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t)
+/*
+ * The frame records of R's stack copy from its frame pointer on, as the
+ * sampler walks them (sample.bpf.c): {caller's fp, return address} at fp
+ * (x86_64, AArch64), or just below it (RISC-V); their return addresses
+ * into R's gstack, for unwind_fp() to name as the profiler does.  For
+ * code without CFI (a bare-metal program).
+ */
+static void walk_records(struct qj_sample *r)
 {
-	uint64_t pcs[UNWIND_MAX], lr, nr;
+	uint64_t sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], rec[2];
+	int64_t at = r->machine == QJ_EM_RISCV ? -16 : 0;
+
+	r->nguest = 0;
+	if (r->size != 8 || r->big_endian ||
+	    (r->machine != QJ_EM_X86_64 && r->machine != QJ_EM_AARCH64 &&
+	     r->machine != QJ_EM_RISCV))
+		return;
+	while (r->nguest < QJ_GSTACK_MAX && fp + at >= sp && fp + at + 16 <= sp + r->stack_len &&
+	       !(fp & 7)) {
+		memcpy(rec, r->stack + (fp + at - sp), sizeof(rec));
+		/* (A start-up routine's record may point at itself.) */
+		if (!rec[1] || (r->nguest && rec[1] == r->gstack[r->nguest - 1]))
+			break;
+		r->gstack[r->nguest++] = rec[1];
+		if (rec[0] <= fp)
+			break;
+		fp = rec[0];
+	}
+}
+
+bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
+		       const struct qj_proc *mem, struct thread_stack *t)
+{
+	uint64_t pcs[UNWIND_MAX], lr, nr, regs[QJ_NREGS] = {0};
 	struct qj_sample *r = xcalloc(1, sizeof(*r) + QJ_STACK_MAX);
+	bool system = mem && mem->hi;
+	uint32_t bytes = QJ_STACK_MAX;
 	int32_t off[6];
 	size_t n;
 
 	t->cpu_index = v->cpu_index;
-	if (!stacks_guest_sample(pid, g->base, v, r, QJ_STACK_MAX)) {
+	/*
+	 * A VM: its RAM serves guest addresses as they are only while its MMU
+	 * is off (the profiler's rule, sample.bpf.c): else the leaf, and the
+	 * link register, alone.
+	 */
+	for (int i = 0; system && i < QJ_NREGS; i++)
+		reg(pid, v, v->off[i], &regs[i]);
+	if (system && (regs[QJ_PC] < mem->lo || regs[QJ_PC] >= mem->hi || regs[QJ_SP] < mem->lo ||
+		       regs[QJ_SP] >= mem->hi))
+		bytes = 0;
+	else if (system && mem->hi - regs[QJ_SP] < bytes)
+		bytes = mem->hi - regs[QJ_SP];
+	/* (A VM's guest addresses are its RAM's, where QEMU maps it.) */
+	if (!stacks_guest_sample(pid, system ? mem->guest_base : g->base, v, r, bytes)) {
 		free(r);
 		return false;
 	}
@@ -164,6 +210,23 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, stru
 	lr = r->gregs[QJ_LR];
 	nr = r->gnr == QJ_NR_UNKNOWN ? 0 : r->gnr;
 	t->regs = true;
+	if (system) {
+		/* Its frame records, as the profiler walks a VM's (bare-metal
+		 * code often has no CFI). */
+		if (r->stack_len) {
+			walk_records(r);
+			n = unwind_fp(g, r, t->pc, pcs, UNWIND_MAX);
+		} else {
+			pcs[0] = t->pc;
+			n = 1;
+			if (lr && v->machine != QJ_EM_X86_64)
+				pcs[n++] = lr;
+		}
+		free(r);
+		for (size_t i = 0; i < n && t->nframes < STACK_FRAMES_MAX; i++)
+			name_frame(g, pcs[i], i > 0, &t->frames[t->nframes++]);
+		return true;
+	}
 	if (at_syscall(pid, g->base, v, t->pc, &nr) && arg_offsets(v, off)) {
 		t->in_syscall = true;
 		t->nr = nr;

@@ -76,9 +76,13 @@ void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n);
  */
 bool stacks_guest_sample(pid_t pid, uint64_t g_base, const struct qj_vcpu *v, struct qj_sample *r,
 			 uint32_t bytes);
-/* THREAD's guest state, from V (where its vCPU's registers are) in PID's
- * memory, named through G; false if its registers could not be read. */
-bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v, struct thread_stack *t);
+/*
+ * THREAD's guest state, from V (where its vCPU's registers are) in PID's
+ * memory, named through G; MEM, the process's record (a VM's RAM), or
+ * NULL.  False if its registers could not be read.
+ */
+bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
+		       const struct qj_proc *mem, struct thread_stack *t);
 /* The host side of thread TID of PID: /proc's state, system call, wait. */
 void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t);
 /* A process's threads as text (like eu-stack) or JSON; FIRST: the first
