@@ -127,9 +127,33 @@ at() { # NAME
 	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
 	assert_success
 	assert_line --regexp "^PID $BG_PID: .*/hang spin \(2 guest threads, [0-9]+ of QEMU's own\)\$"
-	assert_line --regexp '^TID [0-9]+ hang-spin cpu [0-9]+: (running in mremap\(0x[0-9a-f]+, 0x1000, 0x2000, 0x0, |running$)'
+	assert_line --regexp '^TID [0-9]+ hang-spin cpu [0-9]+: (running in mremap\(0x[0-9a-f]+, 0x1000, 0x2000, 0x0, |running$|running .*\(sampled\)(, in mremap\(0x[0-9a-f]+, 0x1000, 0x2000, 0x0, .*)?$)'
 	assert_line --regexp '^TID [0-9]+ qemu-arm-static cpu 0: blocked in futex\(.*\); the host kernel waits in futex'
 	assert_line --regexp '^  host kernel: futex'
+}
+
+@test "--stacks: a thread running guest code is sampled, its leaf exact by the code map, its callers by CFI (x86_64, aarch64)" {
+	local a i out
+	for a in x86_64 aarch64; do
+		start_bg "$(qemu_bin $V $a)" "$(guest $a hot)" 1000000000
+		sleep 0.5
+		for i in 1 2 3; do
+			run "$QEMU_JITBPF" -p "$BG_PID" --stacks="$D/s.json"
+			assert_success
+			out=$(/usr/bin/python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['processes'][0]['threads']
+f = [x['function'] for x in t[0]['frames']]
+print(len(t), t[0].get('sampled'), ';'.join(f), t[0]['frames'][0].get('line'))" "$D/s.json")
+			echo "# $a: $out" >&3
+			# At a line of hot_main or hot_side (or between blocks, in
+			# QEMU's lookup, in main), called from main, from the C
+			# library's start.
+			[[ $out =~ ^1\ running\ guest\ code\ hot_(main\;main\;.*_start\ 1[3-8]|side\;main\;.*_start\ 2[0-4])$ ]] ||
+				[[ $out =~ ^1\ running\ in\ QEMU.*\ main\;.*_start\ 3[0-8]$ ]] || fail "$out"
+		done
+		stop_bg
+	done
 }
 
 @test "--stacks on QEMU 7.2's series: the same deadlock" {

@@ -461,6 +461,9 @@ static void set_defaults(struct engine_opts *o)
 	if (o->push.url && !o->push.max_samples)
 		o->push.max_samples = PUSH_MAX_SAMPLES_DEFAULT;
 	o->push.wall = o->prof.off_cpu;
+	/* --stacks unwinds by CFI: the samples of running threads too. */
+	if (o->stacks && !is_given(OPT_CALL_GRAPH))
+		o->prof.stack_bytes = 16384;
 	/* A host's QEMUs come and go for weeks; rotated profiles too. */
 	if (!is_given(OPT_KEEP_EXITED) && o->all)
 		keep_parse("10m,1000", &o->keep_exited);

@@ -102,7 +102,7 @@ static int load(struct engine *e, bool system)
 
 		/* --report and --timeline alone read only where each sample
 		 * was, not its stack. */
-		prof.stacks = o->profile_out || o->push.url || o->top;
+		prof.stacks = o->profile_out || o->push.url || o->top || o->stacks;
 		err = profiler_open(&e->prof, &prof, probes_ring_fd(&e->probes),
 				    probes_procs_fd(&e->probes), &po.layout.pidns,
 				    prof.stacks ? e->scope->walkers(e) : 0, e->scope->vcpus);

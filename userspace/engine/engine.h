@@ -100,11 +100,14 @@ struct proc {
 	/* Its exit or exec record: the CPU time of its threads by then, its
 	 * start (CLOCK_MONOTONIC); cpu_ns 0: none came. */
 	uint64_t cpu_ns, start_ns, end_ns;
-	uint64_t cpu_base_ns;	 /* the CPU time when this program began (exec) */
-	struct report_proc *row; /* --report: its row */
-	bool row_ended;		 /* (complete but for its last samples) */
-	bool after_exec;	 /* its program came by an exec */
-	bool stacked;		 /* --stacks: its threads are written */
+	uint64_t cpu_base_ns;	       /* the CPU time when this program began (exec) */
+	struct report_proc *row;       /* --report: its row */
+	bool row_ended;		       /* (complete but for its last samples) */
+	bool after_exec;	       /* its program came by an exec */
+	bool stacked;		       /* --stacks: its threads are written */
+	uint64_t named_ns;	       /* --stacks: when its handshake came */
+	struct thread_sample *sampled; /* --stacks: its running threads' */
+	int nsampled;
 	struct pidtab_node node; /* in the engine's table, by its pid */
 };
 

@@ -43,6 +43,66 @@ static int begin(struct engine *e)
 	return 0;
 }
 
+/*
+ * A running thread's registers in env are those of its last exit from
+ * translated code: it is sampled instead, once the code it runs is
+ * reported again after the handshake, for up to SAMPLE_NS; samples are
+ * named SAMPLE_AGE_NS after they are taken, when their TB reports have
+ * come (the watcher hands batches over within two polls).
+ */
+#define SAMPLE_NS     (600ull * 1000 * 1000)
+#define SAMPLE_AGE_NS (250ull * 1000 * 1000)
+
+static void seen(void *ctx, const struct qj_sample *r, enum sample_where where, const char *work,
+		 const uint64_t *pcs, size_t n, bool known)
+{
+	struct proc *p = ctx;
+	int i;
+
+	if (!known || r->flags & QJ_SAMPLE_OFFCPU || r->hdr.ts < p->named_ns)
+		return;
+	for (i = 0; i < p->nsampled && p->sampled[i].tid != (pid_t)r->hdr.tid; i++)
+		;
+	if (i == p->nsampled)
+		p->sampled = xrealloc(p->sampled, ++p->nsampled * sizeof(*p->sampled));
+	stacks_sample(&p->sampled[i], r->hdr.tid, where, work, pcs, n);
+}
+
+static const struct thread_sample *sample_of(const struct proc *p, pid_t tid)
+{
+	for (int i = 0; i < p->nsampled; i++)
+		if (p->sampled[i].tid == tid)
+			return &p->sampled[i];
+	return NULL;
+}
+
+/* Has every vCPU thread of P that runs a sample? */
+static bool running_sampled(struct engine *e, struct proc *p)
+{
+	pid_t pid = p->t->pid;
+	char path[64];
+	struct dirent *d;
+	bool all = true;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (all && dir && (d = readdir(dir))) {
+		struct thread_stack t = {0};
+		struct qj_vcpu vc;
+
+		if (atoi(d->d_name) <= 0)
+			continue;
+		stacks_read_host(pid, atoi(d->d_name), &t);
+		if (t.state == 'R' && sampler_vcpu_thread(e->prof.sm, pid, t.qemu_tid, &vc) &&
+		    !sample_of(p, t.tid))
+			all = false;
+	}
+	if (dir)
+		closedir(dir);
+	return all;
+}
+
 /* P's threads, now. */
 static void dump(struct engine *e, struct proc *p)
 {
@@ -70,6 +130,8 @@ static void dump(struct engine *e, struct proc *p)
 			continue;
 		}
 		stacks_read_guest(pid, &p->s.jm.guest, &vc, &mem, &t);
+		if (t.state == 'R' && sample_of(p, tid))
+			stacks_from_sample(&p->s.jm.guest, sample_of(p, tid), &t);
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			v = xrealloc(v, cap * sizeof(*v));
@@ -103,12 +165,25 @@ static void tick(struct engine *e, uint64_t now, bool reap)
 	pidtab_for_each(&e->procs, n)
 	{
 		struct proc *p = proc_of(n);
+		uint64_t t = mono_ns();
 
 		if (p->stacked || p->given_up)
 			continue;
 		if (!session_named(&p->s, false)) {
 			all = false;
 			continue;
+		}
+		if (!p->named_ns && p->s.smp) {
+			p->named_ns = t;
+			p->s.smp->seen = seen;
+			p->s.smp->seen_ctx = p;
+		}
+		if (p->s.smp) {
+			samples_resolve(p->s.smp, &p->s.jm, t, SAMPLE_AGE_NS);
+			if (t < p->named_ns + SAMPLE_NS && !running_sampled(e, p)) {
+				all = false;
+				continue;
+			}
 		}
 		dump(e, p);
 		p->stacked = true;
@@ -133,10 +208,21 @@ static void end(struct engine *e)
 	e->stacks_out = NULL;
 }
 
+static void proc_free(struct engine *e, struct proc *p)
+{
+	(void)e;
+	if (p->s.smp)
+		p->s.smp->seen = NULL;
+	free(p->sampled);
+	p->sampled = NULL;
+	p->nsampled = 0;
+}
+
 const struct output output_stacks = {
 	.name = "stacks",
 	.wanted = wanted,
 	.begin = begin,
 	.tick = tick,
 	.end = end,
+	.proc_free = proc_free,
 };

@@ -394,6 +394,8 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 		/* A thread not (yet) reported as a vCPU's: the leaf alone. */
 		pcs[np++] = leaf;
 	}
+	if (ss->seen)
+		ss->seen(ss->seen_ctx, r, where(p), work, pcs, np, known);
 	/* Root first: the guest's callers, its leaf, then the host's. */
 	for (size_t i = np; i-- > 0;)
 		guest_frame(jm, i ? pcs[i] - 1 : pcs[i], &frames[n++]);

@@ -39,6 +39,15 @@ struct samples {
 	struct cpu_split *split;
 	bool commanded;	 /* the profile has its guest program's name */
 	bool split_only; /* no stacks wanted: only the split (--report) */
+	/*
+	 * Told of each sample as it is named (--stacks), or NULL: where it
+	 * was, QEMU's work (cpu_part_frame(), or NULL), the guest's pcs leaf
+	 * first (return addresses but the leaf's), KNOWN false for code no TB
+	 * report covered.
+	 */
+	void (*seen)(void *ctx, const struct qj_sample *r, enum sample_where where,
+		     const char *work, const uint64_t *pcs, size_t n, bool known);
+	void *seen_ctx;
 };
 
 void samples_init(struct samples *ss, struct profile *prof, pid_t pid, bool dwarf);

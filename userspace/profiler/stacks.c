@@ -252,6 +252,39 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
 	return true;
 }
 
+void stacks_sample(struct thread_sample *s, pid_t tid, enum sample_where where, const char *work,
+		   const uint64_t *pcs, size_t n)
+{
+	static const char *const doing[IN_MAX] = {
+		[IN_GUEST] = "running guest code",
+		[IN_HELPER] = "running a helper of QEMU's for guest code",
+		[IN_TRANSLATION] = "running in QEMU, translating guest code",
+		[IN_QEMU] = "running in QEMU",
+		[IN_KERNEL] = "running in the host kernel",
+		[IN_OFFCPU] = "waiting",
+	};
+
+	s->tid = tid;
+	/* (A helper's or QEMU's own work, named: [helper: fp], [lookup].) */
+	if ((where == IN_HELPER || where == IN_QEMU) && work && strcmp(work, "[helper]") &&
+	    strcmp(work, "[qemu]"))
+		snprintf(s->doing, sizeof(s->doing), "%s: %s", doing[where], work);
+	else
+		snprintf(s->doing, sizeof(s->doing), "%s",
+			 where < IN_MAX ? doing[where] : "running");
+	s->n = 0;
+	for (size_t i = 0; i < n && s->n < STACK_FRAMES_MAX; i++)
+		s->pcs[s->n++] = pcs[i];
+}
+
+void stacks_from_sample(struct guest *g, const struct thread_sample *s, struct thread_stack *t)
+{
+	t->doing = s->doing;
+	t->nframes = 0;
+	for (int i = 0; i < s->n && t->nframes < STACK_FRAMES_MAX; i++)
+		name_frame(g, s->pcs[i], i > 0, &t->frames[t->nframes++]);
+}
+
 void stacks_waits(pid_t pid, uint64_t g_base, struct thread_stack *v, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -371,6 +404,14 @@ static void put_call(FILE *f, const struct thread_stack *t)
 /* What T does, in words. */
 static void put_doing(FILE *f, const struct thread_stack *t)
 {
+	if (t->doing) {
+		fprintf(f, "%s (sampled)", t->doing);
+		if (t->in_syscall) {
+			fputs(", in ", f);
+			put_call(f, t);
+		}
+		return;
+	}
 	if (t->host_nr < 0 && (t->state == 'R' || t->state == '?')) {
 		fputs("running", f);
 		if (t->in_syscall) {
@@ -489,6 +530,10 @@ void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
 		fprintf(f, ", \"running\": %s, \"name\": ",
 			t->host_nr < 0 && (t->state == 'R' || t->state == '?') ? "true" : "false");
 		json_put_string(f, t->comm);
+		if (t->doing) {
+			fputs(", \"sampled\": ", f);
+			json_put_string(f, t->doing);
+		}
 		if (t->in_syscall) {
 			fprintf(f, ", \"syscall\": {\"nr\": %" PRIu64 ", \"name\": ", t->nr);
 			json_put_string(f, t->syscall ? t->syscall : "");

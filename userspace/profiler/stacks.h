@@ -16,6 +16,7 @@
 
 #include <linux/types.h>
 
+#include "profiler/profile.h"
 #include "qemu-jitbpf.h"
 #include "sample.h"
 
@@ -55,12 +56,33 @@ struct thread_stack {
 	int nkstack;
 	struct stack_frame frames[STACK_FRAMES_MAX];
 	int nframes;
+	/* A running thread sampled (struct thread_sample): what it did, in
+	 * words; NULL if it was not. */
+	const char *doing;
 	/* Waiting on a futex word (FUTEX_WAIT, _BITSET, LOCK_PI): its guest
 	 * address, and the thread whose id the word 8 bytes on holds, as
 	 * glibc's mutex keeps its owner (-1: none of this process's). */
 	uint64_t futex;
 	int owner; /* index in the process's threads, or -1 */
 };
+
+/*
+ * --stacks: a running thread's sample, taken once QEMU's code is reported
+ * again after the handshake: where it was (in the guest's code, exactly,
+ * by the code map, or in QEMU, doing what), and the guest's frames.
+ */
+struct thread_sample {
+	pid_t tid; /* as we number it */
+	char doing[96];
+	uint64_t pcs[STACK_FRAMES_MAX]; /* leaf first; return addresses after it */
+	int n;
+};
+
+/* The sample of a thread from what the profiler made of it. */
+void stacks_sample(struct thread_sample *s, pid_t tid, enum sample_where where, const char *work,
+		   const uint64_t *pcs, size_t n);
+/* T's frames and what it does, from its sample S, named through G. */
+void stacks_from_sample(struct guest *g, const struct thread_sample *s, struct thread_stack *t);
 
 /*
  * Who waits for whom among V's N threads: each one waiting on a futex,

@@ -303,6 +303,10 @@ size_t unwind_dwarf(struct guest *g, const struct qj_sample *r, uint64_t leaf, u
 	dw.n = 0;
 	dw.max = max;
 	dwfl_getthread_frames(dw.dwfl, r->hdr.tid, dw_frame, NULL);
+	/* Code without CFI at the bottom (a bare-metal _start): libdwfl
+	 * gives its frame twice, then stops. */
+	if (dw.n > 2 && pcs[dw.n - 1] == pcs[dw.n - 2])
+		dw.n--;
 	return dw.n ? dw.n : 1;
 }
 
