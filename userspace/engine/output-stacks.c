@@ -130,8 +130,8 @@ static void dump(struct engine *e, struct proc *p)
 			continue;
 		}
 		stacks_read_guest(pid, &p->s.jm.guest, &vc, &mem, &t);
-		if (t.state == 'R' && sample_of(p, tid))
-			stacks_from_sample(&p->s.jm.guest, sample_of(p, tid), &t);
+		if (t.state == 'R')
+			stacks_running(&p->s.jm.guest, sample_of(p, tid), &t);
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			v = xrealloc(v, cap * sizeof(*v));

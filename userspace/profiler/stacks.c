@@ -265,6 +265,7 @@ void stacks_sample(struct thread_sample *s, pid_t tid, enum sample_where where, 
 	};
 
 	s->tid = tid;
+	s->in_qemu = where == IN_QEMU || where == IN_KERNEL;
 	/* (A helper's or QEMU's own work, named: [helper: fp], [lookup].) */
 	if ((where == IN_HELPER || where == IN_QEMU) && work && strcmp(work, "[helper]") &&
 	    strcmp(work, "[qemu]"))
@@ -277,8 +278,17 @@ void stacks_sample(struct thread_sample *s, pid_t tid, enum sample_where where, 
 		s->pcs[s->n++] = pcs[i];
 }
 
-void stacks_from_sample(struct guest *g, const struct thread_sample *s, struct thread_stack *t)
+void stacks_running(struct guest *g, const struct thread_sample *s, struct thread_stack *t)
 {
+	/*
+	 * The instruction before the pc makes a system call: in one only if
+	 * QEMU is out of translated code; else env holds what the last call
+	 * left (its result where its number was).
+	 */
+	if (!s || !s->in_qemu)
+		t->in_syscall = false;
+	if (!s)
+		return;
 	t->doing = s->doing;
 	t->nframes = 0;
 	for (int i = 0; i < s->n && t->nframes < STACK_FRAMES_MAX; i++)

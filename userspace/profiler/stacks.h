@@ -74,6 +74,7 @@ struct thread_stack {
 struct thread_sample {
 	pid_t tid; /* as we number it */
 	char doing[96];
+	bool in_qemu;			/* out of translated code: in QEMU's loop or the kernel */
 	uint64_t pcs[STACK_FRAMES_MAX]; /* leaf first; return addresses after it */
 	int n;
 };
@@ -81,8 +82,9 @@ struct thread_sample {
 /* The sample of a thread from what the profiler made of it. */
 void stacks_sample(struct thread_sample *s, pid_t tid, enum sample_where where, const char *work,
 		   const uint64_t *pcs, size_t n);
-/* T's frames and what it does, from its sample S, named through G. */
-void stacks_from_sample(struct guest *g, const struct thread_sample *s, struct thread_stack *t);
+/* Running thread T's frames and what it does, from its sample S (NULL:
+ * none was taken) named through G. */
+void stacks_running(struct guest *g, const struct thread_sample *s, struct thread_stack *t);
 
 /*
  * Who waits for whom among V's N threads: each one waiting on a futex,
