@@ -602,7 +602,7 @@ JOB
 	! grep -q "pid $host_qp\b" "$o/a.err" || fail "-a: the host's QEMU $host_qp seen"
 }
 
-@test "--stacks of a containerized QEMU, with -p and with -a: each guest thread by the container's thread ids, blocked where it is" {
+@test "--stacks of a containerized QEMU, with -p and with -a: each guest thread by the container's thread ids, blocked where it is; --off-cpu, where they wait" {
 	local hang=$(guest x86_64 hang) line_ab line_ba
 	line_ab=$(grep -n "hang-ab blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1)
 	line_ba=$(grep -n "hang-ba blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1)
@@ -621,4 +621,9 @@ JOB
 		/usr/bin/python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['processes'][0]; t = p['threads']; sys.exit(not (p['pid'] == int(sys.argv[2]) and sorted(x['tid'] for x in t)[0] == 1 and all(x['tid'] != x['host_tid'] for x in t)))" \
 			"$D/s.json" "$QP" || fail "$mode: thread ids: $(cat "$D/s.json")"
 	done
+	# --off-cpu: both threads' waits, read by the container's ids too.
+	run "$QEMU_JITBPF" -p "$QP" -d 1.5 --off-cpu --profile="$D/w.folded"
+	assert_success
+	grep -qE ';lock_ab;.*\[off-CPU: futex\]' "$D/w.folded" || fail "$(cat "$D/w.folded")"
+	grep -qE ';lock_ba;.*\[off-CPU: futex\]' "$D/w.folded" || fail "$(cat "$D/w.folded")"
 }
