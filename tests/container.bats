@@ -357,6 +357,36 @@ check_arm_maps() { # STDERR-FILE HOT
 	check_arm_maps "$D/bg.err" 3
 }
 
+@test "-a --stacks and --off-cpu on an aarch64 container through binfmt_misc: its shell waiting for its child, a sleep, a running program" {
+	arm_root
+	# (A shell gives a command it runs in the background /dev/null.)
+	mkdir -p "$R/dev"
+	mknod "$R/dev/null" c 1 3
+	arm_start "$CT/app/prog 2000000000 >/tmp/out & /bin/busybox sleep 60; wait"
+	for _ in $(seq 100); do
+		[ "$(pgrep -c -f "$(basename "$QSA")")" -ge 3 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	run "$QEMU_JITBPF" -a --qemu "$QSA" --stacks="$D/s.json"
+	assert_success
+	run /usr/bin/python3 -c "
+import json, sys
+for p in json.load(open(sys.argv[1]))['processes']:
+    for t in p['threads']:
+        f = [x['function'] for x in t['frames']]
+        print(t.get('sampled') or t.get('syscall', {}).get('name'), f[0] if f else '')" "$D/s.json"
+	echo "$output" | sed 's/^/# /' >&3
+	assert_line --regexp '^wait4 '
+	assert_line --regexp '^clock_nanosleep '
+	assert_line --regexp '^running (guest code|in QEMU.*) (hot_main|hot_side|main)$'
+	run "$QEMU_JITBPF" -a --qemu "$QSA" -d 2 --off-cpu --profile="$D/w.folded"
+	assert_success
+	grep -q '\[off-CPU: clock_nanosleep\]' "$D/w.folded" || fail "$(cut -c1-200 "$D/w.folded")"
+	grep -q '\[off-CPU: wait4\]' "$D/w.folded" || fail "$(cut -c1-200 "$D/w.folded")"
+	grep -qE ';hot_(main|side)' "$D/w.folded" || fail "$(cut -c1-200 "$D/w.folded")"
+}
+
 @test "--report and --timeline with -a on an aarch64 container through binfmt_misc: each command a row with its command line, under the container's shell" {
 	arm_root
 	start_bg "$QEMU_JITBPF" -a -v --qemu "$QSA" -F 499 --report="$D/r.json" --timeline="$D/t.json"
