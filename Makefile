@@ -101,7 +101,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref binfmt-install binfmt-uninstall guests tests check check-asan test bench demo fuzz fuzzers \
+.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref binfmt-install binfmt-uninstall deb guests tests check check-asan test bench demo fuzz fuzzers \
 	format install clean distclean
 
 all: tool guests
@@ -195,6 +195,7 @@ help:
 	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir);"
 	@echo "                 10.2.2 also as qemu-x86_64-static and qemu-aarch64-static"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
+	@echo "make deb         Debian packages of the tool and of our static emulators, in build/deb"
 	@echo "make binfmt-install    run foreign executables (containers too) with our static"
 	@echo "                 emulators through binfmt_misc; make binfmt-uninstall undoes it"
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
@@ -235,6 +236,11 @@ binfmt-install:
 
 binfmt-uninstall:
 	@scripts/binfmt.sh uninstall
+
+# Debian packages of the tool and of our static emulators (scripts/deb.sh).
+deb: tool
+	@scripts/qemu-build.sh 10.2.2 static
+	@scripts/deb.sh
 
 guests: $(GUESTS)
 
@@ -450,9 +456,12 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 install: $(TOOL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(TOOLS_DIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR) \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 docs/qemu-jitbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 $(addprefix docs/,$(addsuffix .1,$(BPFTRACE_TOOLS))) \
+		$(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/one-liners.md docs/probes.md $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/
 	install -d $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/service.d
 	install -m 0644 service/dropins/*.conf $(DESTDIR)$(PREFIX)/share/doc/qemu-jitbpf/service.d/

@@ -14,6 +14,13 @@
 #                                 one entry, whatever else is registered
 #                                 (the newest entry wins): tests, benchmarks
 #   binfmt.sh unregister NAME
+#   binfmt.sh claimant NAME ARCH  the enabled entry other than NAME that runs
+#                                 ARCH's executables, if any ("NAME (QEMU)")
+#   binfmt.sh conf NAME QEMU ARCH FLAGS
+#                                 the entry as a binfmt.d(5) line
+#   binfmt.sh binfmts NAME QEMU ARCH PACKAGE
+#                                 the entry in binfmt-support's format
+#                                 (update-binfmts(8), /usr/share/binfmts)
 #
 # Exit 1 with one line when binfmt_misc is not mounted or another entry
 # already claims an architecture's executables; 2 for bad usage.
@@ -137,8 +144,22 @@ unregister)
 	[ $# -eq 2 ] || { echo "usage: binfmt.sh unregister NAME" >&2; exit 2; }
 	unregister "$2"
 	;;
+claimant)
+	[ $# -eq 3 ] || { echo "usage: binfmt.sh claimant NAME ARCH" >&2; exit 2; }
+	[ ! -d "$BINFMT" ] || claimant "$2" "$3"
+	;;
+conf)
+	[ $# -eq 5 ] || { echo "usage: binfmt.sh conf NAME QEMU ARCH FLAGS" >&2; exit 2; }
+	printf ':%s:M::%s:%s:%s:%s\n' "$2" "$(magic "$4")" "$(mask "$4")" "$3" "$5"
+	;;
+binfmts)
+	[ $# -eq 5 ] || { echo "usage: binfmt.sh binfmts NAME QEMU ARCH PACKAGE" >&2; exit 2; }
+	# (As Debian's qemu-user-static: P and F; O comes with F there.)
+	printf 'package %s\ninterpreter %s\nmagic %s\noffset 0\nmask %s\ncredentials no\nfix_binary yes\npreserve yes\n' \
+		"$5" "$3" "$(magic "$4")" "$(mask "$4")"
+	;;
 *)
-	echo "usage: binfmt.sh install [BINDIR] | uninstall | register NAME QEMU ARCH [FLAGS] | unregister NAME" >&2
+	echo "usage: binfmt.sh install [BINDIR] | uninstall | register NAME QEMU ARCH [FLAGS] | unregister NAME | claimant NAME ARCH | conf NAME QEMU ARCH FLAGS | binfmts NAME QEMU ARCH PACKAGE" >&2
 	exit 2
 	;;
 esac
