@@ -19,6 +19,7 @@ PKGS="
   valgrind clang-format bc cpio libcurl4-openssl-dev python3-seccomp
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
   golang-go chromium tmux libc6-dbg gnuplot-nox elfutils lcov diff-cover debootstrap
+  lintian binfmt-support
 "
 
 missing=""

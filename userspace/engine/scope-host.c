@@ -48,6 +48,40 @@ static void find_binary(struct engine *e, pid_t pid, const char *exe)
 	scope_binary(e, exe, pid, NULL);
 }
 
+/*
+ * The emulator of each enabled binfmt_misc entry (its "interpreter" line):
+ * with the probes, the QEMU every foreign executable will start.
+ */
+static void each_binfmt(struct engine *e)
+{
+	const char *dir = "/proc/sys/fs/binfmt_misc";
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX], line[PATH_MAX + 32];
+		bool enabled = false;
+		FILE *f;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "register") ||
+		    !strcmp(de->d_name, "status"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			if (!strcmp(line, "enabled"))
+				enabled = true;
+			else if (enabled && !strncmp(line, "interpreter ", 12))
+				scope_binary(e, line + 12, 0, NULL);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int find(struct engine *e, const struct binary **bin)
 {
 	*bin = NULL;
@@ -63,9 +97,10 @@ static int find(struct engine *e, const struct binary **bin)
 		}
 	}
 	each_process(e, find_binary);
+	each_binfmt(e);
 	if (!e->nbins) {
-		pr_err("no QEMU with the qemu-jitbpf probes runs here; name the binaries to "
-		       "watch with --qemu PATH");
+		pr_err("no QEMU with the qemu-jitbpf probes runs here or is binfmt_misc's; "
+		       "name the binaries to watch with --qemu PATH");
 		return -ENOENT;
 	}
 	return 0;
