@@ -36,10 +36,10 @@ HOG=${HOG:-0}
 Q=$TOP/build/qemu-10.2.2/bin/qemu-x86_64
 G=$TOP/build/guests/x86_64/waits
 TOOL=$TOP/build/bin/qemu-jitbpf
-[ -x "$Q" ] && [ -x "$G" ] && [ -x "$TOOL" ] || {
-	echo "offcpu.sh: build first (make qemu guests tool)" >&2
-	exit 1
-}
+. "$TOP/bench/lib.sh"
+need "make qemu guests tool" "$Q" "$G" "$TOOL"
+need_root
+need_rounds
 W=$(mktemp -d)
 HP=
 STATS=$(sysctl -n kernel.bpf_stats_enabled)
