@@ -173,8 +173,9 @@ for x in t:
     print(where, ';'.join(f))" "$D/s.json")
 	echo "$out" | sed 's/^/# /' >&3
 	[ "$(wc -l <<<"$out")" = 4 ] || fail "$out"
-	# Each asleep in snooze, or running in work (or between the two).
-	! grep -vE '^(clock_nanosleep .*;snooze;run;|(running |R ).*(work|now|snooze);run;)' <<<"$out" || fail "$out"
+	# Each asleep in snooze, or in work (running, or waiting for QEMU
+	# there), or between the two.
+	! grep -vE '^(clock_nanosleep .*;snooze;run;|(running |R |S ).*(work|now|snooze);run;)' <<<"$out" || fail "$out"
 	run "$QEMU_JITBPF" -p "$BG_PID" -d 3 --off-cpu -F 499 --profile="$D/p.folded"
 	assert_success
 	out=$(awk '{ t += $NF } /;snooze;/ { s += $NF } END { printf "%.1f", 100 * s / t }' "$D/p.folded")
