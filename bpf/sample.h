@@ -82,6 +82,9 @@ enum qj_off_state {
 /* gnr where the register with a system call's number is not known (s390x). */
 #define QJ_NR_UNKNOWN (~0ull)
 
+/* --off-cpu: bytes of guest stack a wait's sample copies, at least. */
+#define QJ_OFF_STACK 8192
+
 /*
  * --off-cpu: a followed vCPU thread's wait, kept in its task storage (and
  * read and restarted by user space for a wait still under way).

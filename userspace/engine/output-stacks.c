@@ -10,7 +10,6 @@
 #include "profiler/stacks.h"
 #include "util/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,71 +75,65 @@ static const struct thread_sample *sample_of(const struct proc *p, pid_t tid)
 	return NULL;
 }
 
+struct running {
+	const struct proc *p;
+	bool all; /* sampled, so far */
+};
+
+/* A running vCPU thread not sampled yet: stop looking. */
+static bool check_sampled(void *ctx, struct thread_stack *t, const struct qj_vcpu *v)
+{
+	struct running *r = ctx;
+
+	(void)v;
+	r->all = t->state != 'R' || sample_of(r->p, t->tid);
+	return r->all;
+}
+
 /* Has every vCPU thread of P that runs a sample? */
 static bool running_sampled(struct engine *e, struct proc *p)
 {
-	pid_t pid = p->t->pid;
-	char path[64];
-	struct dirent *d;
-	bool all = true;
-	DIR *dir;
+	struct running r = {p, true};
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	while (all && dir && (d = readdir(dir))) {
-		struct thread_stack t = {0};
-		struct qj_vcpu vc;
+	stacks_each_vcpu(e->prof.sm, p->t->pid, check_sampled, &r);
+	return r.all;
+}
 
-		if (atoi(d->d_name) <= 0)
-			continue;
-		stacks_read_host(pid, atoi(d->d_name), &t);
-		if (t.state == 'R' && sampler_vcpu_thread(e->prof.sm, pid, t.qemu_tid, &vc) &&
-		    !sample_of(p, t.tid))
-			all = false;
+struct dumped {
+	struct proc *p;
+	struct qj_proc mem;	/* a VM's RAM */
+	struct thread_stack *v; /* the threads read */
+	int n, cap;
+};
+
+/* vCPU thread T of D's process: its guest side, in D's list. */
+static bool read_thread(void *ctx, struct thread_stack *t, const struct qj_vcpu *vc)
+{
+	struct dumped *d = ctx;
+	struct guest *g = &d->p->s.jm.guest;
+
+	stacks_read_guest(d->p->t->pid, g, vc, &d->mem, t);
+	if (t->state == 'R')
+		stacks_running(g, sample_of(d->p, t->tid), t);
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
 	}
-	if (dir)
-		closedir(dir);
-	return all;
+	d->v[d->n++] = *t;
+	return true;
 }
 
 /* P's threads, now. */
 static void dump(struct engine *e, struct proc *p)
 {
 	pid_t pid = p->t->pid;
-	struct thread_stack *v = NULL;
-	struct qj_proc mem = {0};
-	int n = 0, cap = 0, others = 0;
-	char path[64], *command, *qemu_cmdline;
-	struct dirent *d;
-	DIR *dir;
+	struct dumped d = {.p = p};
+	char *command, *qemu_cmdline;
+	int others;
 
-	sampler_proc(e->prof.sm, pid, &mem);
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	while (dir && (d = readdir(dir))) {
-		pid_t tid = atoi(d->d_name);
-		struct thread_stack t = {0};
-		struct qj_vcpu vc;
-
-		if (tid <= 0)
-			continue;
-		stacks_read_host(pid, tid, &t);
-		if (!sampler_vcpu_thread(e->prof.sm, pid, t.qemu_tid, &vc)) {
-			others++;
-			continue;
-		}
-		stacks_read_guest(pid, &p->s.jm.guest, &vc, &mem, &t);
-		if (t.state == 'R')
-			stacks_running(&p->s.jm.guest, sample_of(p, tid), &t);
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		v[n++] = t;
-	}
-	if (dir)
-		closedir(dir);
-	stacks_waits(pid, p->s.jm.guest.base, v, n);
+	sampler_proc(e->prof.sm, pid, &d.mem);
+	others = stacks_each_vcpu(e->prof.sm, pid, read_thread, &d);
+	stacks_waits(pid, p->s.jm.guest.base, d.v, d.n);
 	qemu_cmdline = p->cmdline ? NULL : target_cmdline(p->t);
 	command = proc_command(p->cmdline     ? p->cmdline
 			       : qemu_cmdline ? qemu_cmdline
@@ -148,13 +141,13 @@ static void dump(struct engine *e, struct proc *p)
 			       p->s.jm.exe_path, proc_preserves_argv0(pid));
 	free(qemu_cmdline);
 	if (json_file(e->o->stacks_file))
-		stacks_write_json(e->stacks_out, !e->stacks_dumped, pid, command, v, n, others);
+		stacks_write_json(e->stacks_out, !e->stacks_dumped, pid, command, d.v, d.n, others);
 	else
-		stacks_write_text(e->stacks_out, pid, command, v, n, others);
+		stacks_write_text(e->stacks_out, pid, command, d.v, d.n, others);
 	fflush(e->stacks_out);
 	e->stacks_dumped++;
 	free(command);
-	free(v);
+	free(d.v);
 }
 
 static void tick(struct engine *e, uint64_t now, bool reap)

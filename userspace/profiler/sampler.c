@@ -82,7 +82,7 @@ struct sampler *sampler_open(int ringbuf_fd, int procs_fd, const struct qj_pidns
 	sm->skel->rodata->wake_bytes = ring_wake_bytes(ringbuf_fd);
 	/* A tick of wall-clock time as long as the CPU clock's period. */
 	sm->skel->rodata->off_period = off_cpu ? 1000000000ull / freq : 0;
-	sm->skel->rodata->off_stack_bytes = stack_bytes > 8192 ? stack_bytes : 8192;
+	sm->skel->rodata->off_stack_bytes = stack_bytes > QJ_OFF_STACK ? stack_bytes : QJ_OFF_STACK;
 	bpf_program__set_autoload(sm->skel->progs.switch_cpu, off_cpu);
 	bpf_program__set_autoload(sm->skel->progs.wait_end, off_cpu);
 	err = bpf_map__set_max_entries(sm->skel->maps.vcpus, threads);

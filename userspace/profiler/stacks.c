@@ -2,11 +2,13 @@
 #include "profiler/stacks.h"
 #include "naming/symbols.h"
 #include "naming/syscalls.h"
+#include "profiler/sampler.h"
 #include "profiler/unwind.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -397,6 +399,34 @@ void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t)
 	}
 	if (f)
 		fclose(f);
+}
+
+int stacks_each_vcpu(const struct sampler *sm, pid_t pid,
+		     bool (*fn)(void *ctx, struct thread_stack *t, const struct qj_vcpu *v),
+		     void *ctx)
+{
+	char path[64];
+	struct dirent *d;
+	int others = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		struct thread_stack t = {0};
+		struct qj_vcpu v;
+
+		if (atoi(d->d_name) <= 0)
+			continue;
+		stacks_read_host(pid, atoi(d->d_name), &t);
+		if (!sampler_vcpu_thread(sm, pid, t.qemu_tid, &v))
+			others++;
+		else if (!fn(ctx, &t, &v))
+			break;
+	}
+	if (dir)
+		closedir(dir);
+	return others;
 }
 
 /* "futex(0x4a0c10, 0x80, 0x2, ...)" or "syscall 4321(...)": T's call. */

@@ -21,6 +21,7 @@
 #include "sample.h"
 
 struct guest;
+struct sampler;
 
 #define STACK_FRAMES_MAX  64
 #define STACK_KFRAMES_MAX 16
@@ -109,6 +110,14 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
 		       const struct qj_proc *mem, struct thread_stack *t);
 /* The host side of thread TID of PID: /proc's state, system call, wait. */
 void stacks_read_host(pid_t pid, pid_t tid, struct thread_stack *t);
+/*
+ * Each thread of PID that runs a vCPU, as SM's last handshake reported it:
+ * its host side read (T), where its registers are (V); FN returns false to
+ * stop.  The threads that run no vCPU (QEMU's own), counted.
+ */
+int stacks_each_vcpu(const struct sampler *sm, pid_t pid,
+		     bool (*fn)(void *ctx, struct thread_stack *t, const struct qj_vcpu *v),
+		     void *ctx);
 /* A process's threads as text (like eu-stack) or JSON; FIRST: the first
  * process written to F. */
 void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thread_stack *v, int n,
