@@ -2,7 +2,7 @@
 
 QEMU_VERSION ?= 10.2.2
 QEMU_VERSIONS := 10.2.2 7.2
-QEMU_BUILDS := $(addprefix qemu-build-,$(QEMU_VERSIONS)) qemu-build-static
+QEMU_BUILDS := $(addprefix qemu-build-,$(QEMU_VERSIONS)) qemu-build-static qemu-build-stock
 # Guests of both QEMU versions (and of system mode), and those of 10.2.2
 # only (linux-user).
 LAB_ARCHES := x86_64 aarch64
@@ -101,7 +101,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref binfmt-install binfmt-uninstall deb guests tests check check-asan test bench demo fuzz fuzzers \
+.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref qemu-stock binfmt-install binfmt-uninstall deb guests tests check check-asan test bench demo fuzz fuzzers \
 	format install clean distclean
 
 all: tool guests
@@ -195,6 +195,7 @@ help:
 	@echo "make qemu        build the patched QEMU (QEMU_VERSION=10.2.2|7.2, or QEMU_SRC=dir);"
 	@echo "                 10.2.2 also as qemu-x86_64-static and qemu-aarch64-static"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
+	@echo "make qemu-stock  build unpatched QEMU 10.2.2 as Fedora's qemu-user-static (degraded mode)"
 	@echo "make deb         Debian packages of the tool and of our static emulators, in build/deb"
 	@echo "make binfmt-install    run foreign executables (containers too) with our static"
 	@echo "                 emulators through binfmt_misc; make binfmt-uninstall undoes it"
@@ -225,6 +226,8 @@ $(addprefix qemu-build-,$(QEMU_VERSIONS)): qemu-build-%:
 	@scripts/qemu-build.sh $*
 qemu-build-static:
 	@scripts/qemu-build.sh 10.2.2 static
+qemu-build-stock qemu-stock:
+	@scripts/qemu-build.sh 10.2.2 stock
 
 qemu-ref:
 	@scripts/qemu-build.sh 10.2.2 ref
@@ -242,7 +245,15 @@ deb: tool
 	@scripts/qemu-build.sh 10.2.2 static
 	@scripts/deb.sh
 
-guests: $(GUESTS)
+guests: $(GUESTS) $(BUILD)/host/qemu-other-layout $(BUILD)/debian-qemu/usr/bin/qemu-x86_64-static
+
+# The degraded mode's tests (tests/stock.bats): a stand-in for a stock QEMU
+# of an unknown layout, and Debian's own emulators, which have no probes.
+$(BUILD)/host/qemu-other-layout: tests/qemu-other-layout.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+$(BUILD)/debian-qemu/usr/bin/qemu-x86_64-static: scripts/debian-qemu.sh
+	@scripts/debian-qemu.sh
 
 define GUEST_RULE
 $(BUILD)/guests/$(1)/%: tests/guests/%.c

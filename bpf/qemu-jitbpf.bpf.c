@@ -62,6 +62,8 @@ struct {
 
 /* Set by user space before load: follow the tree map, not procs. */
 const volatile bool follow_tree;
+/* Set by user space before load: the QEMUs are stock ones (stock.bpf.h). */
+const volatile bool stock;
 
 /*
  * Call events each thread lost since its last delivered record, so that
@@ -110,6 +112,8 @@ static __always_inline void *reserve(__u64 size)
 		count(QJ_LOST_RECORDS, 1);
 	return r;
 }
+
+#include "stock.bpf.h"
 
 /* State of one tb_gen_code_batch hit, shared with the bpf_loop callback. */
 struct tbs_ctx {
@@ -275,8 +279,11 @@ int BPF_USDT(tcg_prologue, __u64 host, __u64 size, __u32 words, __u32 word_size,
 SEC("usdt")
 int BPF_USDT(tb_flush)
 {
-	struct qj_hdr *r = reserve(sizeof(*r));
+	struct qj_hdr *r;
 
+	if (stock)
+		stock_flush();
+	r = reserve(sizeof(*r));
 	if (!r)
 		return 0;
 	fill_hdr(r, QJ_EV_FLUSH, bpf_ktime_get_ns());

@@ -69,6 +69,11 @@ enum qj_event_type {
 			   * the file offset mapped at start */
 	QJ_EV_CALLS_WAIT, /* struct qj_calls_wait: QEMU waits for us to read its calls */
 	QJ_EV_COUNTS,	  /* struct qj_counts: TB execution counts (jit_counts) */
+	/* A QEMU without our probes, built with the dtrace trace backend
+	 * (the degraded mode, stock.bpf.h): */
+	QJ_EV_BLOCK,	 /* struct qj_block: a TB whose code is final */
+	QJ_EV_GUEST_MAP, /* struct qj_guest_map: the guest mapped a file */
+	QJ_EV_LAYOUT,	 /* struct qj_layout: a TB is not laid out as we read it */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */
@@ -152,6 +157,45 @@ struct qj_image {
 	__u64 start;
 	__u64 end; /* inclusive (QJ_EV_LOADED_ELF: exclusive, physical) */
 	char path[QJ_PATH_MAX];
+};
+
+/* A stock QEMU's TB: its guest pc and size, its host code, final. */
+struct qj_block {
+	struct qj_hdr hdr;
+	__u64 pc;
+	__u64 host;
+	__u32 size;
+	__u16 guest_size;
+	__u16 pad;
+};
+
+/* A stock QEMU's target_mmap() of file FD at OFFSET: guest [start, +len). */
+struct qj_guest_map {
+	struct qj_hdr hdr;
+	__u64 start;
+	__u64 len;
+	__u64 offset;
+	__s32 fd;
+	__s32 prot;
+};
+
+/* translate_block's TB holds SEEN where its code pointer should be CODE. */
+struct qj_layout {
+	struct qj_hdr hdr;
+	__u64 tb;
+	__u64 code;
+	__u64 seen;
+};
+
+/*
+ * Where a stock QEMU keeps a TB's code (TranslationBlock: tc.ptr, tc.size)
+ * and its guest size (size): set by user space before load.
+ */
+struct qj_tb_layout {
+	__u32 ptr_off;
+	__u32 size_off;
+	__u32 guest_size_off;
+	__u32 pad;
 };
 
 struct qj_guest_base {

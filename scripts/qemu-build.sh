@@ -5,6 +5,9 @@
 #                                              Debian source + probes/qemu-<ver>;
 #                                              static: qemu-ARCH-static, for
 #                                              binfmt_misc and containers
+#   qemu-build.sh 10.2.2 stock                 unpatched, as Fedora builds its
+#                                              qemu-user-static: the degraded
+#                                              mode's QEMU
 #   QEMU_SRC=/path qemu-build.sh custom        a user's own tree, as it is
 #
 # Binaries go to build/qemu-<ver>[-ref]/bin (build/qemu-custom/bin).  Built
@@ -102,7 +105,26 @@ static)
 	BINARIES=$(printf 'qemu-%s ' $STATIC_ARCHES)
 	NINJA_EXTRA=
 	;;
-*) die "unknown flavour '$FLAVOR' (patched, ref or static)" ;;
+stock)
+	# Unpatched, configured as Fedora's qemu.spec configures its
+	# qemu-user-static (run_configure: --enable-trace-backends=dtrace,
+	# --disable-strip, -z relro -z now, --build-id; the static build:
+	# --static --disable-pie --enable-linux-user, everything else off),
+	# and stripped as rpm strips it into the debuginfo package: no
+	# symbols, only the stapsdt notes.  No -g: the package ships none.
+	[ "$VERSION" = 10.2.2 ] || die "the stock flavour is built from 10.2.2"
+	OUT=$ROOT/build/qemu-$VERSION-stock
+	BINARIES=$(printf "qemu-%s " $USER_ARCHES)
+	CONFIG_FLAGS="--target-list=$TARGETS --static --disable-pie --enable-trace-backends=dtrace
+	--disable-plugins --disable-docs --disable-tools --disable-system
+	--disable-werror --disable-debug-info --disable-strip --disable-install-blobs
+	--extra-cflags=-O2 --extra-cflags=-fexceptions --extra-cflags=-fstack-protector-strong
+	--extra-cflags=-fasynchronous-unwind-tables --extra-cflags=-fstack-clash-protection
+	--extra-cflags=-fcf-protection --extra-ldflags=-Wl,--build-id
+	--extra-ldflags=-Wl,-z,relro --extra-ldflags=-Wl,-z,now"
+	NINJA_EXTRA=
+	;;
+*) die "unknown flavour '$FLAVOR' (patched, ref, static or stock)" ;;
 esac
 PATCHDIR=$ROOT/probes/qemu-$VERSION
 
@@ -145,9 +167,7 @@ key_input() {
 	echo "recipe=$RECIPE version=$VERSION debver=$DEBVER flavor=$FLAVOR"
 	echo "flags=$CONFIG_FLAGS"
 	case $CONFIG_FLAGS in *with-devices-x86_64=jitbpf*) cat "$DEVICES"/*.mak ;; esac
-	if [ "$FLAVOR" != ref ]; then
-		cat "$PATCHDIR"/*.patch
-	fi
+	case $FLAVOR in ref | stock) ;; *) cat "$PATCHDIR"/*.patch ;; esac
 }
 KEY=$(key_input | sha256sum | cut -c1-16)
 STAMP=$OUT/.build-key
@@ -170,7 +190,7 @@ if [ ! -f "$CACHED/.complete" ]; then
 	mkdir -p "$WORK"
 	log "unpacking $DSC with Debian's patches"
 	dpkg-source -q -x "$CACHE/dl/$DSC" "$WORK/src" >/dev/null
-	if [ "$FLAVOR" != ref ]; then
+	if [ "$FLAVOR" != ref ] && [ "$FLAVOR" != stock ]; then
 		for p in "$PATCHDIR"/*.patch; do
 			log "applying $(basename "$p")"
 			patch -s -p1 -d "$WORK/src" <"$p" || die "patch $p does not apply"
@@ -197,6 +217,7 @@ if [ ! -f "$CACHED/.complete" ]; then
 	rm -rf "$CACHED.tmp"
 	mkdir -p "$CACHED.tmp/bin" "$CACHED.tmp/plugins"
 	for b in $BINARIES; do cp "$WORK/obj/$b" "$CACHED.tmp/bin/"; done
+	[ "$FLAVOR" != stock ] || strip --strip-all "$CACHED.tmp"/bin/*
 	cp "$WORK"/obj/contrib/plugins/*.so "$CACHED.tmp/plugins/" 2>/dev/null || true
 	cp "$WORK/obj/configure.log" "$CACHED.tmp/"
 	cp "$WORK/src/scripts/checkpatch.pl" "$CACHED.tmp/"

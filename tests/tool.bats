@@ -96,7 +96,7 @@ only in the man page: $(comm -13 <(echo "$help") <(echo "$man") | xargs)"
 	sleep 0.2
 	run "$QEMU_JITBPF" -p "$BG_PID"
 	assert_failure
-	assert_output "qemu-jitbpf: $D/qemu-x86_64 (pid $BG_PID) has no qemu-jitbpf probes; build a QEMU with them: make qemu (see README.md)"
+	assert_output "qemu-jitbpf: $D/qemu-x86_64 (pid $BG_PID) has no USDT probes: it works with a QEMU built with ours (make qemu, see README.md), or, degraded, with a linux-user QEMU built with the dtrace trace backend (Fedora's, RHEL's, Azure Linux's)"
 }
 
 @test "error: missing privilege names the capabilities" {

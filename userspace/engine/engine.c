@@ -94,6 +94,8 @@ static int load(struct engine *e, bool system)
 	};
 	int err = kernel_layout(&po.layout);
 
+	for (size_t i = 0; i < e->nbins; i++)
+		po.stock |= e->bins[i]->stock;
 	if (!err)
 		err = probes_load(&e->probes, &po);
 
@@ -226,6 +228,7 @@ static int loop(struct engine *e)
 		reap = !busy && now - last_reap >= 1000000000ull;
 		if (reap)
 			last_reap = now;
+		probes_stock_sweep(&e->probes, now, QJ_STOCK_SWEEP_NS, procs_block, e);
 		procs_tick(e, now, reap);
 		if (reap) {
 			retention_tick(&e->ret, now);

@@ -154,7 +154,8 @@ struct engine {
 	bool done;	      /* an output has all it wants: stop */
 	FILE *stacks_out;     /* --stacks */
 	unsigned stacks_dumped;
-	bool nameless; /* the root never answered: no files */
+	bool nameless;	  /* the root never answered: no files */
+	bool stock_noted; /* what a stock QEMU cannot do was said */
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
 	uint64_t tbs_early, tbs_held, tbs_cached, tbs_incomplete;
@@ -170,6 +171,12 @@ int engine_begin_outputs(struct engine *e);
  * so far, once a second. */
 void engine_summary(struct engine *e);
 void engine_status_line(struct engine *e);
+
+/*
+ * A stock QEMU's TB that no later translation of its thread finished is
+ * read from its process after this long (probes_stock_sweep()).
+ */
+#define QJ_STOCK_SWEEP_NS (200ull * 1000 * 1000)
 
 /* procs.c: the processes followed. */
 struct proc *procs_find(struct engine *e, pid_t pid);
@@ -194,6 +201,8 @@ void procs_begin(struct engine *e, struct proc *p, const struct proc *parent, ui
 		 uint64_t ts);
 /* A ring buffer record: to the session of its process (ring_buffer_sample_fn). */
 int procs_event(void *ctx, void *data, size_t size);
+/* A stock QEMU's TB, read by probes_stock_sweep(): as if from the ring. */
+void procs_block(void *ctx, const struct qj_block *r);
 /*
  * Each process: its handshake; the samples old enough to name; and, if
  * REAP (the ring is drained), whether it is gone without a word.

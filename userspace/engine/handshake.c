@@ -48,6 +48,9 @@ int handshake_init(struct handshake *h, const struct target *t)
 
 	memset(h, 0, sizeof(*h));
 	h->pid = t->pid;
+	h->stock = t->stock;
+	if (h->stock)
+		return 0;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", t->pid);
 	err = elf_usdt_semaphore(exe, "qemu", "jit_attach_request", &off);
 	if (err) {
@@ -86,6 +89,8 @@ int handshake_start(struct handshake *h)
 	int err;
 
 	h->attached_ns = mono_ns();
+	if (h->stock)
+		return 0;
 	err = ask(h);
 	if (err && err != -ESRCH)
 		pr_err("cannot ask QEMU (pid %d) for its handshake: %s", h->pid, strerror(-err));
@@ -109,6 +114,8 @@ int handshake_poll(struct handshake *h, uint64_t now)
 		return 0;
 	if (now - h->attached_ns >= QJ_HANDSHAKE_TIMEOUT_NS)
 		return -ETIMEDOUT;
+	if (h->stock)
+		return 0;
 	if (now - h->asked_ns >= QJ_HANDSHAKE_RETRY_NS) {
 		int err = ask(h);
 

@@ -27,6 +27,9 @@ struct handshake {
 	bool answered;
 	bool checked;		 /* what the answer brought, by session_check_handshake() */
 	unsigned int handshakes; /* jit_attach events seen, ours or not */
+	/* A stock QEMU has no handshake: "answered" once its guest_base is
+	 * known (session_stock_begin()), given up after the same time. */
+	bool stock;
 };
 
 /* Find the request counter of QEMU T; -errno with the reason printed. */

@@ -5,6 +5,7 @@
 #include "naming/ksyms.h"
 #include "naming/elfnotes.h"
 #include "profiler/sampler.h"
+#include "util/procfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -26,6 +27,18 @@
 /* Most programs of ours, the sampler's included. */
 #define MAX_PROGS 32
 
+bool binary_is_stock(const char *path)
+{
+	static const char *const needed[] = {"translate_block", "tb_flush", "target_mmap",
+					     "target_mmap_complete"};
+
+	for (size_t i = 0; i < sizeof(needed) / sizeof(*needed); i++)
+		if (!elf_has_usdt(path, "qemu", needed[i]))
+			return false;
+	/* (A system emulator's target_mmap would be no guest's.) */
+	return !elf_has_usdt(path, "qemu", "loader_write_rom");
+}
+
 int binary_init(struct binary *b, const char *path)
 {
 	struct stat st;
@@ -34,8 +47,12 @@ int binary_init(struct binary *b, const char *path)
 	if (stat(path, &st))
 		return -errno;
 	if (!elf_has_usdt(path, "qemu", "tb_gen_code_batch") ||
-	    !elf_has_usdt(path, "qemu", "jit_attach_request"))
-		return -ENOTSUP;
+	    !elf_has_usdt(path, "qemu", "jit_attach_request")) {
+		if (!binary_is_stock(path))
+			return -ENOTSUP;
+		b->stock = true;
+		b->stock_overflow = elf_has_usdt(path, "qemu", "tb_gen_code_buffer_overflow");
+	}
 	b->path = xstrdup(path);
 	b->dev = st.st_dev;
 	b->ino = st.st_ino;
@@ -85,6 +102,10 @@ static void choose_programs(struct qemu_jitbpf_bpf *skel, const struct probe_opt
 	bpf_program__set_autoload(skel->progs.loader_elf_image, o->system);
 	bpf_program__set_autoload(skel->progs.jit_guest_ram, o->system && o->profile);
 	bpf_program__set_autoload(skel->progs.jit_fork_wait, o->tree);
+	bpf_program__set_autoload(skel->progs.translate_block, o->stock && o->code);
+	bpf_program__set_autoload(skel->progs.tb_gen_code_buffer_overflow, o->stock && o->code);
+	bpf_program__set_autoload(skel->progs.target_mmap, o->stock);
+	bpf_program__set_autoload(skel->progs.target_mmap_complete, o->stock);
 }
 
 int probes_load(struct probes *p, const struct probe_opts *o)
@@ -116,6 +137,11 @@ int probes_load(struct probes *p, const struct probe_opts *o)
 		err = bpf_map__set_max_entries(p->skel->maps.calls_lost, 1);
 	p->skel->rodata->wake_bytes = QJ_WAKE_BYTES(o->ring_bytes);
 	p->skel->rodata->follow_tree = o->tree;
+	p->skel->rodata->stock = o->stock;
+	/* QEMU 10.2.2's TranslationBlock, checked at every translate_block. */
+	p->skel->rodata->tb_layout.ptr_off = QJ_STOCK_TB_PTR;
+	p->skel->rodata->tb_layout.size_off = QJ_STOCK_TB_PTR + 8;
+	p->skel->rodata->tb_layout.guest_size_off = QJ_STOCK_TB_GUEST_SIZE;
 	p->skel->rodata->task_pid_off = o->layout.task_pid;
 	p->skel->rodata->task_tgid_off = o->layout.task_tgid;
 	p->skel->rodata->task_signal_off = o->layout.task_signal;
@@ -158,12 +184,73 @@ static int add_link(struct linkset *ls, struct bpf_link *l, const char *what, co
 	return 0;
 }
 
+/* As stock.bpf.h keeps them. */
+struct stock_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 tb;
+};
+
+struct stock_block {
+	__u64 pc;
+	__u64 code;
+	__u64 ts;
+	__u32 tid;
+	__u32 pad;
+};
+
+void probes_stock_sweep(struct probes *p, uint64_t now, uint64_t age_ns,
+			void (*fn)(void *ctx, const struct qj_block *r), void *ctx)
+{
+	int fd = bpf_map__fd(p->skel->maps.stock_blocks);
+	struct stock_key key, next, old[64];
+	struct stock_block b;
+	size_t n = 0;
+	void *prev = NULL;
+
+	if (!p->o.stock)
+		return;
+	while (n < sizeof(old) / sizeof(*old) && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &b) && b.ts + age_ns < now)
+			old[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct qj_block r = {.hdr = {.type = QJ_EV_BLOCK, .pid = old[i].pid}};
+		__u64 tc[2];
+
+		/* Looked up again: the BPF side may have finished it since. */
+		if (bpf_map_lookup_elem(fd, &old[i], &b) || bpf_map_delete_elem(fd, &old[i]))
+			continue;
+		if (!proc_mem_read(old[i].pid, old[i].tb + QJ_STOCK_TB_PTR, tc, sizeof(tc)) ||
+		    !proc_mem_read(old[i].pid, old[i].tb + QJ_STOCK_TB_GUEST_SIZE, &r.guest_size,
+				   sizeof(r.guest_size)) ||
+		    tc[0] != b.code || !tc[1] || tc[1] > QJ_TB_MAX_CODE)
+			continue;
+		r.hdr.tid = b.tid;
+		r.hdr.ts = b.ts;
+		r.pc = b.pc;
+		r.host = tc[0];
+		r.size = tc[1];
+		fn(ctx, &r);
+	}
+}
+
 /* Does binary B have the probe PROG is named after? */
 static bool has_probe(const struct probes *p, const struct binary *b,
 		      const struct bpf_program *prog)
 {
 	const struct qemu_jitbpf_bpf *s = p->skel;
+	bool stock_prog = prog == s->progs.translate_block ||
+			  prog == s->progs.tb_gen_code_buffer_overflow ||
+			  prog == s->progs.target_mmap || prog == s->progs.target_mmap_complete;
 
+	/* A stock QEMU: those, and the flush. */
+	if (prog == s->progs.tb_gen_code_buffer_overflow)
+		return b->stock_overflow;
+	if (b->stock || stock_prog)
+		return b->stock && (stock_prog || prog == s->progs.tb_flush);
 	if (prog == s->progs.linux_user_elf_image || prog == s->progs.linux_user_guest_base)
 		return !b->system;
 	if (prog == s->progs.loader_elf_image || prog == s->progs.jit_guest_ram)
@@ -194,9 +281,18 @@ int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct li
 			continue;
 		err = add_link(ls, bpf_program__attach_usdt(prog, pid, b->path, "qemu", name, NULL),
 			       name, b->path);
+		if (err == -EINVAL && b->stock)
+			pr_err("%s: its probe's arguments are in a form libbpf cannot read (a QEMU "
+			       "built with STAP_SDT_ARG_CONSTRAINT=g?): use one built with our "
+			       "probes (make qemu)",
+			       b->path);
 		if (err)
 			return err;
 	}
+	/* (A stock QEMU has no handshake: what it translates from now on is
+	 * all we see.) */
+	if (b->stock)
+		return 0;
 	return add_link(ls,
 			bpf_program__attach_usdt(attach, pid, b->path, "qemu", "jit_attach", NULL),
 			"jit_attach", b->path);

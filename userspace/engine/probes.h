@@ -19,6 +19,7 @@
 #include "engine/kernel.h"
 
 struct bpf_link;
+struct qj_block;
 struct qemu_jitbpf_bpf;
 struct sampler;
 
@@ -33,6 +34,11 @@ struct binary {
 	bool calls_wait;   /* qemu:jit_calls_wait: it waits for us to read its calls */
 	bool counts;	   /* qemu:jit_counts: it counts TB executions (--coverage-counts) */
 	bool vcpu_threads; /* qemu:jit_vcpu_thread: every vCPU's registers at a handshake */
+	/* No probes of ours: QEMU's own trace events as USDT probes (the
+	 * dtrace backend), qemu:translate_block and the rest stock.bpf.h
+	 * reads; the degraded mode. */
+	bool stock;
+	bool stock_overflow; /* qemu:tb_gen_code_buffer_overflow (10.x) */
 	bool counts_warned;
 	bool via_proc; /* PATH is a process's /proc/PID/exe (see scope.c) */
 };
@@ -52,6 +58,7 @@ struct probe_opts {
 	bool profile;		 /* guest RAM of a VM */
 	bool linux_user, system; /* which image probes to load */
 	bool tree;		 /* follow a process tree, not every QEMU */
+	bool stock;		 /* stock QEMUs' programs (stock.bpf.h) */
 	size_t ring_bytes;
 	struct kernel_layout layout; /* for the fork, exec and exit programs */
 };
@@ -63,10 +70,23 @@ struct probes {
 };
 
 /*
- * A binary with our probes (tb_gen_code_batch, jit_attach_request), or
- * -ENOTSUP, quietly; -errno when PATH cannot be read.
+ * A binary with our probes (tb_gen_code_batch, jit_attach_request), or a
+ * stock linux-user QEMU with the dtrace backend's (translate_block,
+ * tb_flush, target_mmap: STOCK), or -ENOTSUP, quietly; -errno when PATH
+ * cannot be read.
  */
 int binary_init(struct binary *b, const char *path);
+/* Does PATH have the stock probes the degraded mode reads? */
+bool binary_is_stock(const char *path);
+
+/*
+ * QEMU 10.2.2's TranslationBlock (include/exec/translation-block.h): pc
+ * (vaddr), cs_base, flags, cflags, size (u16, guest bytes), icount, then
+ * struct tb_tc {ptr, size}.  translate_block's tb_code must be what
+ * tc.ptr holds: a QEMU laid out otherwise is refused (QJ_EV_LAYOUT).
+ */
+#define QJ_STOCK_TB_GUEST_SIZE 24
+#define QJ_STOCK_TB_PTR	       32
 void binary_free(struct binary *b);
 
 /* Open and load what O asks for; -errno with the reason printed. */
@@ -90,6 +110,14 @@ int probes_follow(struct probes *p, pid_t pid);
  */
 void probes_each_calls_lost(struct probes *p, bool (*fn)(void *ctx, uint32_t tid, uint64_t lost),
 			    void *ctx);
+/*
+ * Stock QEMUs: each TB translated before NOW - AGE_NS that no later
+ * translation of its thread has finished (the last ones of a loop that
+ * runs on), read from its process now, as the BPF side would have: FN
+ * gets it as the ring would have brought it.
+ */
+void probes_stock_sweep(struct probes *p, uint64_t now, uint64_t age_ns,
+			void (*fn)(void *ctx, const struct qj_block *r), void *ctx);
 /* Events the ring buffer had no room for, so far. */
 unsigned long long probes_lost(const struct probes *p);
 /* TB reports of batches a part of which was lost (no room, or not read). */

@@ -80,6 +80,8 @@ void procs_ask(struct proc *p)
 	p->s.hs.answered = answered;
 	p->s.hs.checked = checked;
 	p->asked = !handshake_start(&p->s.hs);
+	if (p->s.hs.stock)
+		session_stock_begin(&p->s);
 }
 
 void procs_begin(struct engine *e, struct proc *p, const struct proc *parent, uint32_t tid,
@@ -326,6 +328,15 @@ int procs_event(void *ctx, void *data, size_t size)
 	}
 	session_event(&p->s, data, size);
 	return 0;
+}
+
+void procs_block(void *ctx, const struct qj_block *r)
+{
+	struct engine *e = ctx;
+	struct proc *p = procs_find(e, r->hdr.pid);
+
+	if (p)
+		session_event(&p->s, r, sizeof(*r));
 }
 
 void procs_tick(struct engine *e, uint64_t now, bool reap)

@@ -90,17 +90,18 @@ static int find(struct engine *e, const struct binary **bin)
 
 		if (!scope_binary(e, e->o->qemus[i], 0, &err)) {
 			pr_err("%s: %s", e->o->qemus[i],
-			       err == -ENOTSUP
-				       ? "not a QEMU with the qemu-jitbpf probes (make qemu)"
-				       : strerror(-err));
+			       err == -ENOTSUP ? "not a QEMU with the qemu-jitbpf probes (make "
+						 "qemu), nor a "
+						 "linux-user one with the dtrace trace backend's"
+					       : strerror(-err));
 			return err;
 		}
 	}
 	each_process(e, find_binary);
 	each_binfmt(e);
 	if (!e->nbins) {
-		pr_err("no QEMU with the qemu-jitbpf probes runs here or is binfmt_misc's; "
-		       "name the binaries to watch with --qemu PATH");
+		pr_err("no QEMU with the qemu-jitbpf probes (or the dtrace trace backend's) runs "
+		       "here or is binfmt_misc's; name the binaries to watch with --qemu PATH");
 		return -ENOENT;
 	}
 	return 0;

@@ -137,6 +137,8 @@ static int attach(struct engine *e, const struct binary *bin)
 		err = profiler_start(&e->prof);
 	if (!err)
 		err = handshake_start(&root->s.hs);
+	if (!err && root->s.hs.stock)
+		session_stock_begin(&root->s);
 	if (err)
 		return err;
 	e->attached_ns = root->s.hs.attached_ns;
@@ -157,9 +159,16 @@ static int check(struct engine *e)
 		return 0;
 	s = &p->s;
 	err = handshake_poll(&s->hs, mono_ns());
-	if (err == -ETIMEDOUT)
+	if (err == -ETIMEDOUT && s->hs.stock)
+		pr_err("cannot tell where QEMU (pid %d) keeps its guest (guest_base) after %.0f s: "
+		       "no program of fixed addresses is mapped, and it has mapped no file and "
+		       "translated no code in a file since",
+		       e->root.pid, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
+	else if (err == -ETIMEDOUT)
 		pr_err("QEMU (pid %d) did not answer %u attach requests in %.0f s", e->root.pid,
 		       s->hs.asks, QJ_HANDSHAKE_TIMEOUT_NS / 1e9);
+	if (!err && s->refused)
+		err = -EPROTO;
 	if (!err && s->hs.answered && !s->hs.checked) {
 		s->hs.checked = true;
 		err = session_check_handshake(s, engine_wants_code(e->o));

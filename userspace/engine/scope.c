@@ -74,6 +74,14 @@ static const struct binary *lookup(struct engine *e, const char *path, pid_t pid
 		return NULL;
 	}
 	nb->via_proc = path == proc_exe;
+	rc = scope_stock_check(e, nb);
+	if (rc) {
+		binary_free(nb);
+		free(nb);
+		if (err)
+			*err = rc;
+		return NULL;
+	}
 	grow(&e->bins, &e->bins_cap, e->nbins + 1, sizeof(*e->bins));
 	e->bins[e->nbins++] = nb;
 	pr_dbg("QEMU binary %s", path);
@@ -90,6 +98,39 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid,
 		path = exe;
 	}
 	return lookup(e, path, pid, err);
+}
+
+int scope_stock_check(struct engine *e, const struct binary *b)
+{
+	const struct engine_opts *o = e->o;
+	const char *no = o->jitdump	   ? "--jitdump"
+			 : o->uftrace	   ? "--uftrace"
+			 : o->cov.counts   ? "--coverage-counts"
+			 : o->perfmap_insn ? "--perfmap-insn"
+			 : o->stacks	   ? "--stacks"
+			 : o->report	   ? "--report"
+			 : o->profile	   ? "--profile, --top and --push"
+			 : o->nguest_elves ? "--guest-elf"
+			 : o->nguest_syms  ? "--guest-symbols"
+					   : NULL;
+
+	if (!b->stock)
+		return 0;
+	if (no) {
+		pr_err("%s is a QEMU without our probes (its own trace events only): no %s; build "
+		       "one with them: make qemu (see README.md)",
+		       b->path, no);
+		return -ENOTSUP;
+	}
+	if (!e->stock_noted)
+		pr_warn("%s is a QEMU without our probes: perf map and coverage of the blocks it "
+			"translates from now on, named per block; no jitdump (perf honours only a "
+			"marker QEMU maps itself), no code translated before we attached, no guest "
+			"calls, counts, profiles or stacks: for those, build one with our probes "
+			"(make qemu)",
+			b->path);
+	e->stock_noted = true;
+	return 0;
 }
 
 void scope_drop_links(struct engine *e, struct linkset *links)

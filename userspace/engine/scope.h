@@ -71,6 +71,12 @@ bool scope_exe_of(pid_t pid, char *exe, size_t size);
 /* The binary known by the device and inode of ST, or NULL. */
 const struct binary *scope_known(struct engine *e, const struct stat *st);
 /*
+ * B is a stock QEMU (the degraded mode): what the run asks for that it
+ * cannot give is refused (-ENOTSUP, said), and what it cannot do is said
+ * once a run.
+ */
+int scope_stock_check(struct engine *e, const struct binary *b);
+/*
  * The sampler's probes in binary B (at PATH) for PID (-1: every process
  * of it) into LS, when it samples: where each vCPU thread's registers are
  * as it enters the execution loop, and, where B has the probe, every

@@ -2,6 +2,7 @@
 #include "engine/session.h"
 #include "coverage/coverage.h"
 #include "coverage/drcov.h"
+#include "naming/guestbase.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -242,6 +244,94 @@ static void on_attach(struct session *s, const struct qj_attach *r)
 			r->flushes == 1 ? "it" : "the last one");
 }
 
+/* A stock QEMU's guest_base is known: its names can stand. */
+static void stock_placed(struct session *s, uint64_t base, const char *how)
+{
+	guest_set_base(&s->jm.guest, base);
+	guest_add_mapped(&s->jm.guest);
+	s->jm.layout_known = true;
+	s->hs.answered = true;
+	s->jm.answered_ns = mono_ns();
+	pr_dbg("pid %d: guest_base 0x%llx, from %s", s->target->pid, (unsigned long long)base, how);
+}
+
+/* QEMU's own binary, no guest's. */
+static bool qemu_file(const struct session *s, struct stat *st)
+{
+	char exe[64];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", s->target->pid);
+	return !stat(exe, st);
+}
+
+void session_stock_begin(struct session *s)
+{
+	struct stat st;
+	uint64_t base;
+
+	if (!s->jm.guest.base_known && qemu_file(s, &st) &&
+	    guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
+		stock_placed(s, base, "its program's mapping");
+}
+
+/*
+ * Coverage of a stock QEMU's TB: its instructions' bounds are unknown,
+ * so every byte of its guest code counts as translated, and so run.
+ */
+static void stock_cover(struct session *s, const struct qj_block *r)
+{
+	struct guest_loc loc;
+
+	guest_lookup(&s->jm.guest, r->pc, &loc);
+	if (!loc.img || !loc.img->elf)
+		return;
+	for (uint64_t a = r->pc; a < r->pc + r->guest_size && a < loc.img->end; a++)
+		coverage_insn(s->cov, loc.img->elf, a - loc.img->bias);
+}
+
+static void on_stock(struct session *s, const void *data, size_t size)
+{
+	const struct qj_hdr *h = data;
+	struct stat st;
+	uint64_t base;
+
+	if (s->refused)
+		return;
+	if (h->type == QJ_EV_LAYOUT && size >= sizeof(struct qj_layout)) {
+		const struct qj_layout *r = data;
+
+		pr_err("QEMU (pid %d) keeps its TBs otherwise than QEMU 10.2.2 (tb 0x%llx holds "
+		       "0x%llx where its code 0x%llx should be): refused rather than misread; "
+		       "use a QEMU built with our probes (make qemu)",
+		       s->target->pid, (unsigned long long)r->tb, (unsigned long long)r->seen,
+		       (unsigned long long)r->code);
+		s->refused = true;
+	} else if (h->type == QJ_EV_GUEST_MAP && size >= sizeof(struct qj_guest_map)) {
+		const struct qj_guest_map *r = data;
+
+		if (s->jm.guest.base_known || !qemu_file(s, &st))
+			return;
+		if (guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
+			stock_placed(s, base, "its program's mapping");
+		else if (guestbase_from_mmap(s->target->pid, st.st_dev, st.st_ino, r->start,
+					     r->offset, r->fd, &base))
+			stock_placed(s, base, "a file it mapped");
+	} else if (h->type == QJ_EV_BLOCK && size >= sizeof(struct qj_block)) {
+		const struct qj_block *r = data;
+
+		if (!s->jm.guest.base_known && qemu_file(s, &st) &&
+		    guestbase_identity(s->target->pid, st.st_dev, st.st_ino, r->pc, &base))
+			stock_placed(s, base, "a TB in a file at its own address");
+		if (!s->jm.guest.base_known) {
+			s->blocks_unplaced++;
+			return;
+		}
+		jitmap_block(&s->jm, r, s->dc ? on_run : NULL, s);
+		if (s->cov)
+			stock_cover(s, r);
+	}
+}
+
 void session_event(struct session *s, const void *data, size_t size)
 {
 	const struct qj_hdr *h = data;
@@ -305,6 +395,11 @@ void session_event(struct session *s, const void *data, size_t size)
 	case QJ_EV_SAMPLE:
 		if (s->smp)
 			samples_add(s->smp, &s->jm, data, size);
+		break;
+	case QJ_EV_BLOCK:
+	case QJ_EV_GUEST_MAP:
+	case QJ_EV_LAYOUT:
+		on_stock(s, data, size);
 		break;
 	case QJ_EV_GUEST_BASE:
 		if (size >= sizeof(struct qj_guest_base))

@@ -47,6 +47,9 @@ struct session {
 	uint64_t bytes;
 	char *marker_path;
 	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
+	/* A stock QEMU (the degraded mode): */
+	uint64_t blocks_unplaced; /* TBs before its guest_base was known */
+	bool refused;		  /* its TBs are laid out otherwise: no names */
 };
 
 /* KEEP_INSNS: the profiler names samples per guest instruction. */
@@ -57,6 +60,12 @@ void session_init(struct session *s, struct target *t, bool perfmap_insn, bool k
 void session_set_uftrace(struct session *s, struct uftrace *u);
 /* One record of the ring buffer, of this process. */
 void session_event(struct session *s, const void *data, size_t size);
+/*
+ * A stock QEMU, once our probes are in: its guest_base from its mappings,
+ * if they tell; else from the first file it maps or the first TB.  Its
+ * names stand (the handshake it does not have) once that is known.
+ */
+void session_stock_begin(struct session *s);
 /* Tell QEMU how far we have read its calls, if further than we said. */
 void session_calls_read(struct session *s);
 /*

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/target.h"
+#include "engine/probes.h"
 #include "naming/elfnotes.h"
 #include "util/util.h"
 
@@ -60,10 +61,16 @@ static int inspect_probes(struct target *t, bool quiet)
 	 */
 	if (elf_has_usdt(link, "qemu", "tb_gen_code_batch"))
 		return 0;
+	if (binary_is_stock(link)) {
+		t->stock = true;
+		return 0;
+	}
 	base = basename(t->exe);
 	if (strstr(base, "qemu")) {
-		pr_err("%s (pid %d) has no qemu-jitbpf probes; build a QEMU with them: "
-		       "make qemu (see README.md)",
+		pr_err("%s (pid %d) has no USDT probes: it works with a QEMU built with ours "
+		       "(make qemu, see README.md), or, degraded, with a linux-user QEMU built "
+		       "with "
+		       "the dtrace trace backend (Fedora's, RHEL's, Azure Linux's)",
 		       t->exe, t->pid);
 		return -ENOTSUP;
 	}
@@ -147,6 +154,7 @@ int target_observe(struct target *t, pid_t pid)
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	t->host_machine = elf_machine(link);
 	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
+	t->stock = !elf_has_usdt(link, "qemu", "tb_gen_code_batch") && binary_is_stock(link);
 	return 0;
 }
 

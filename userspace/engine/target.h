@@ -22,6 +22,7 @@ struct target {
 	gid_t gid;
 	uint16_t host_machine; /* e_machine of the QEMU binary */
 	bool system;	       /* a system emulator (qemu-system-*), not linux-user */
+	bool stock;	       /* no probes of ours: the degraded mode (probes.h) */
 	bool launched;
 	/* Launched, and no QEMU: a wrapper (unshare, a shell, make) whose
 	 * process tree is followed to the QEMUs it runs. */

@@ -265,6 +265,24 @@ void jitmap_tbs(struct jitmap *m, const struct qj_tbs *r, jit_run_fn fn, void *c
 	}
 }
 
+void jitmap_block(struct jitmap *m, const struct qj_block *r, jit_run_fn fn, void *ctx)
+{
+	struct tb_record tb = {
+		.ts = r->hdr.ts,
+		.pc = r->pc,
+		.host = r->host,
+		.size = r->size,
+		.icount = 1,
+		.flags = TB_CACHED,
+	};
+	uint16_t end = r->size > UINT16_MAX ? UINT16_MAX : r->size;
+	uint64_t pc = r->pc;
+
+	if (!r->size || r->size > QJ_TB_MAX_CODE)
+		return;
+	process_tb(m, &tb, r->hdr.tid, &pc, &end, NULL, fn, ctx);
+}
+
 void jitmap_prologue(struct jitmap *m, const struct qj_prologue *r)
 {
 	m->page_bits = r->page_bits > 0 && r->page_bits < 31 ? r->page_bits : 12;

@@ -82,6 +82,11 @@ void jitmap_init(struct jitmap *m, pid_t pid, bool perfmap_insn, bool keep_insns
 /* A part of a batch of TB reports; FN (if not NULL) gets each run. */
 void jitmap_tbs(struct jitmap *m, const struct qj_tbs *r, jit_run_fn fn, void *ctx);
 void jitmap_prologue(struct jitmap *m, const struct qj_prologue *r);
+/*
+ * A stock QEMU's TB (the degraded mode): its first guest pc and its host
+ * code, with no instruction boundaries, named as one run; FN as above.
+ */
+void jitmap_block(struct jitmap *m, const struct qj_block *r, jit_run_fn fn, void *ctx);
 /* Every host range may be reused: the next TB retires the maps. */
 void jitmap_flush(struct jitmap *m);
 /* An ELF image QEMU reports: linux-user's, at its bias, or one a VM loaded. */
