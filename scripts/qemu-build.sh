@@ -178,6 +178,7 @@ have_all() {
 	for b in $BINARIES; do [ -x "$OUT/bin/$b$suffix" ] || return 1; done
 }
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && have_all; then
+	[ -f "$OUT/source" ] || echo "$CACHE/dl/$DSC" >"$OUT/source"
 	log "$OUT is up to date ($KEY)"
 	exit 0
 fi
@@ -235,4 +236,7 @@ if [ "$FLAVOR" = static ]; then
 	for b in $BINARIES; do mv "$OUT/bin/$b" "$OUT/bin/$b-static"; done
 fi
 echo "$KEY" >"$STAMP"
+# Where its source package is (tests/build.bats applies the upstream
+# series to it).
+echo "$CACHE/dl/$DSC" >"$OUT/source"
 log "ready: $OUT/bin ($KEY)"

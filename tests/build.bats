@@ -21,9 +21,38 @@ load helpers
 	done
 }
 
+@test "the upstream series passes checkpatch.pl, applies to 10.2.2, and documents its events" {
+	local cp=$BUILD/qemu-10.2.2/checkpatch.pl n=0 e
+	[ -f "$cp" ] || fail "$cp missing: make qemu"
+	rm -rf "$BATS_TEST_TMPDIR/src"
+	[ -f "$BUILD/qemu-10.2.2-stock/source" ] || fail "make qemu-stock first"
+	dpkg-source -q -x "$(cat "$BUILD/qemu-10.2.2-stock/source")" "$BATS_TEST_TMPDIR/src" >/dev/null 2>&1 ||
+		fail "cannot unpack Debian's 10.2.2 source"
+	for p in "$TOP"/probes/upstream/[0-9]*.patch; do
+		case $p in */0000-cover-letter.patch) continue ;; esac
+		n=$((n + 1))
+		run perl "$cp" --no-tree "$p"
+		assert_success
+		assert_output --partial "total: 0 errors"
+		if ! grep -q "total: 0 errors, 0 warnings" <<<"$output"; then
+			assert_output --partial "total: 0 errors, 1 warnings"
+			assert_output --partial "Does MAINTAINERS need updating?"
+		fi
+		run patch -s -p1 -d "$BATS_TEST_TMPDIR/src" -i "$p"
+		assert_success
+	done
+	[ "$n" -ge 3 ] || fail "$n patches"
+	grep -q '^Subject: \[PATCH 0/' "$TOP/probes/upstream/0000-cover-letter.patch"
+	# Every event the series adds is in the page it adds to docs/devel.
+	for e in $(cat "$TOP"/probes/upstream/[0-9]*.patch | sed -nE 's/^\+([a-z_]+)\(.*\) ".*/\1/p'); do
+		grep -q "^\`\`$e(" "$BATS_TEST_TMPDIR/src/docs/devel/tcg-profiling.rst" || fail "$e is not documented"
+	done
+}
+
 @test "the series are one logical change per patch, each signed off" {
-	for v in 10.2.2 7.2; do
-		for p in "$TOP"/probes/qemu-$v/*.patch; do
+	for v in qemu-10.2.2 qemu-7.2 upstream; do
+		for p in "$TOP"/probes/$v/*.patch; do
+			case $p in */0000-cover-letter.patch) continue ;; esac
 			run grep -c '^Signed-off-by: ' "$p"
 			assert_output 1
 			run grep -c '^Subject: \[PATCH' "$p"

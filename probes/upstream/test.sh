@@ -1,0 +1,92 @@
+#!/bin/bash
+# Apply the upstream series (probes/upstream/*.patch) to a QEMU tree, check
+# it with QEMU's own checkpatch, build the linux-user emulators with the
+# dtrace backend, run QEMU's own tests, and see each new probe fire.
+#
+#   probes/upstream/test.sh                 Debian's 10.2.2 source (as
+#                                           scripts/qemu-build.sh gets it)
+#   QEMU_SRC=~/src/qemu probes/upstream/test.sh
+#                                           a git checkout (master): the
+#                                           series goes on with git am, on
+#                                           a branch of its own
+#   TESTS="check-tcg"                       QEMU's make targets to run
+#                                           (default: check check-tcg)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SERIES=$ROOT/probes/upstream
+. "$ROOT/scripts/apt-private.sh"
+WORK=${WORK:-$ROOT/build/upstream}
+TESTS=${TESTS:-check check-tcg}
+TARGETS=x86_64-linux-user,aarch64-linux-user
+
+log() { printf 'upstream: %s\n' "$*" >&2; }
+# The patches, without the cover letter.
+PATCHES=()
+for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
+	case $p in */0000-*) ;; *) PATCHES+=("$p") ;; esac
+done
+die() { log "error: $*"; exit 1; }
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+env_meson=()
+if [ -n "${QEMU_SRC:-}" ]; then
+	[ -d "$QEMU_SRC/.git" ] || die "$QEMU_SRC is not a git checkout of QEMU"
+	SRC=$QEMU_SRC
+	git -C "$SRC" checkout -q -b "qemu-jitbpf-upstream-$$"
+	git -C "$SRC" am -q "${PATCHES[@]}" || die "the series does not apply to $SRC"
+else
+	# Debian's 10.2.2, as the other builds get it (its meson too).
+	"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
+	dpkg-source -q -x "$CACHE/dl/qemu_10.2.2+ds-1.dsc" "$WORK/src" >/dev/null
+	SRC=$WORK/src
+	for p in "${PATCHES[@]}"; do
+		patch -s -p1 -d "$SRC" <"$p" || die "$(basename "$p") does not apply"
+	done
+	dpkg -x "$(ls "$CACHE"/dl/meson_*_all.deb | tail -n1)" "$WORK/meson"
+	env_meson=(PYTHONPATH="$WORK/meson/usr/lib/python3/dist-packages")
+fi
+
+log "checkpatch"
+for p in "${PATCHES[@]}"; do
+	out=$(perl "$SRC/scripts/checkpatch.pl" --no-tree "$p" 2>&1) ||
+		die "$(basename "$p"): $out"
+	grep -E '^total:' <<<"$out" | sed "s|^|upstream: $(basename "$p"): |" >&2
+done
+
+log "configuring $TARGETS with the dtrace backend"
+mkdir -p "$WORK/obj"
+cd "$WORK/obj"
+env "${env_meson[@]}" "$SRC/configure" --python=/usr/bin/python3 --target-list="$TARGETS" \
+	--enable-trace-backends=dtrace --disable-docs --disable-system --disable-tools \
+	--disable-install-blobs >configure.log 2>&1 || { tail -n 30 configure.log; die "configure failed"; }
+log "building"
+env "${env_meson[@]}" ninja >ninja.log 2>&1 || { tail -n 40 ninja.log; die "build failed"; }
+
+log "the new probes"
+for b in qemu-x86_64 qemu-aarch64; do
+	for probe in tcg_prologue tb_gen_code_done linux_user_guest_base linux_user_elf_image; do
+		readelf -n "$b" | grep -q "Name: $probe\$" || die "$b has no qemu:$probe"
+	done
+done
+true_x86=$(command -v true)
+out=$(timeout 60 bpftrace -q -e '
+	usdt:./qemu-x86_64:qemu:tcg_prologue { @prologue = count(); @size = arg1; }
+	usdt:./qemu-x86_64:qemu:tb_gen_code_done { @tbs = count(); }
+	usdt:./qemu-x86_64:qemu:linux_user_guest_base { @base = count(); }
+	usdt:./qemu-x86_64:qemu:linux_user_elf_image { @images = count(); }' \
+	-c "./qemu-x86_64 $true_x86" 2>&1)
+log "bpftrace on qemu-x86_64 $true_x86: $(tr -s '\n' ' ' <<<"$out")"
+for k in prologue tbs base images; do
+	n=$(sed -nE "s/^@$k: ([0-9]+)$/\1/p" <<<"$out")
+	[ "${n:-0}" -gt 0 ] || die "qemu:$k never fired: $out"
+done
+
+for t in $TESTS; do
+	log "make $t"
+	env "${env_meson[@]}" make "$t" >"$t.log" 2>&1 || { tail -n 40 "$t.log"; die "make $t failed"; }
+	grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$t.log" |
+		tr -s ' ' | paste -sd' ' | sed "s|^|upstream: make $t: |" >&2 || true
+done
+log "passed"
