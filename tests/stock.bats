@@ -101,7 +101,7 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 	rm -f "/tmp/perf-$BG_PID.map"
 }
 
-@test "stock: what it cannot give is refused in one line; a TB laid out otherwise is refused, not misread; Debian's QEMU, without probes, is refused naming the builds that work" {
+@test "stock: what it cannot give is refused in one line; a TB laid out otherwise is refused, not misread, as are argument specs libbpf cannot read; Debian's QEMU, without probes, is refused naming the builds that work" {
 	local opt
 	for opt in --jitdump "--uftrace=$D/u" --profile="$D/p.folded" --report --perfmap-insn; do
 		run "$QEMU_JITBPF" "$opt" -- "$SX" "$(guest x86_64 hot)" 100
@@ -117,6 +117,23 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 	pid=$(sed -nE 's/^qemu-jitbpf: QEMU \(pid ([0-9]+)\) keeps its TBs.*/\1/p' <<<"$output")
 	[ ! -e "/tmp/perf-$pid.map" ] || fail "a perf map was written for it"
 	assert_line --regexp '^qemu-jitbpf: 0 TBs, '
+	# The same with an argument spec libbpf cannot read (as compilers
+	# may write them when told STAP_SDT_ARG_CONSTRAINT=g): its last
+	# argument's, rewritten in the note of a copy.
+	cp "$BUILD/host/qemu-other-layout" "$D/qemu-odd-spec"
+	spec=$(readelf -n "$D/qemu-odd-spec" | grep -A2 'Name: translate_block$' | sed -n 's/^ *Arguments: //p')
+	[ -n "$spec" ] || fail "no translate_block spec"
+	/usr/bin/python3 - "$D/qemu-odd-spec" "$spec" <<'PY'
+import sys
+path, spec = sys.argv[1], sys.argv[2].encode()
+odd = spec.rsplit(b" ", 1)[0] + b" 8@[x1]"
+data = open(path, "rb").read()
+assert data.count(spec + b"\0") == 1 and len(odd) <= len(spec)
+open(path, "wb").write(data.replace(spec + b"\0", odd.ljust(len(spec), b"\0") + b"\0"))
+PY
+	run "$QEMU_JITBPF" -- "$D/qemu-odd-spec" 10
+	assert_failure
+	assert_line --regexp "^qemu-jitbpf: $D/qemu-odd-spec: its probe's arguments are in a form libbpf cannot read \(a QEMU built with STAP_SDT_ARG_CONSTRAINT=g\?\): use one built with our probes \(make qemu\)$"
 	# Debian 12's qemu-user-static: the log trace backend, no probes.
 	dq=$BUILD/debian-qemu/usr/bin/qemu-x86_64-static
 	[ -x "$dq" ] || fail "make guests first (scripts/debian-qemu.sh)"

@@ -66,8 +66,9 @@ env "${env_meson[@]}" ninja >ninja.log 2>&1 || { tail -n 40 ninja.log; die "buil
 
 log "the new probes"
 for b in qemu-x86_64 qemu-aarch64; do
+	readelf -n "$b" >"$b.notes"
 	for probe in tcg_prologue tb_gen_code_done linux_user_guest_base linux_user_elf_image; do
-		readelf -n "$b" | grep -q "Name: $probe\$" || die "$b has no qemu:$probe"
+		grep -q "Name: $probe\$" "$b.notes" || die "$b has no qemu:$probe"
 	done
 done
 true_x86=$(command -v true)

@@ -442,6 +442,9 @@ int session_check_handshake(struct session *s, bool need_prologue)
 
 void session_free(struct session *s)
 {
+	if (s->blocks_unplaced)
+		pr_dbg("pid %d: %llu TBs came before its guest_base was known: unnamed",
+		       s->target->pid, (unsigned long long)s->blocks_unplaced);
 	/* Its images are listed, whether their code ran or not. */
 	if (s->cov)
 		coverage_images(s->cov, &s->jm.guest);
