@@ -28,9 +28,14 @@ for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
 done
 die() { log "error: $*"; exit 1; }
 
+env_meson=()
+if [ "${REUSE:-0}" = 1 ] && [ -x "$WORK/obj/qemu-x86_64" ]; then
+	# (REUSE=1: the tests again, on the tree the last run built.)
+	SRC=${QEMU_SRC:-$WORK/src}
+	[ -d "$WORK/meson" ] && env_meson=(PYTHONPATH="$WORK/meson/usr/lib/python3/dist-packages")
+else
 rm -rf "$WORK"
 mkdir -p "$WORK"
-env_meson=()
 if [ -n "${QEMU_SRC:-}" ]; then
 	[ -d "$QEMU_SRC/.git" ] || die "$QEMU_SRC is not a git checkout of QEMU"
 	SRC=$QEMU_SRC
@@ -63,6 +68,8 @@ env "${env_meson[@]}" "$SRC/configure" --python=/usr/bin/python3 --target-list="
 	--disable-install-blobs >configure.log 2>&1 || { tail -n 30 configure.log; die "configure failed"; }
 log "building"
 env "${env_meson[@]}" ninja >ninja.log 2>&1 || { tail -n 40 ninja.log; die "build failed"; }
+fi
+cd "$WORK/obj"
 
 log "the new probes"
 for b in qemu-x86_64 qemu-aarch64; do
@@ -71,14 +78,16 @@ for b in qemu-x86_64 qemu-aarch64; do
 		grep -q "Name: $probe\$" "$b.notes" || die "$b has no qemu:$probe"
 	done
 done
-true_x86=$(command -v true)
+true_x86=$(type -P true)
+# bpftrace 0.17 detaches uprobes through tracefs.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 out=$(timeout 60 bpftrace -q -e '
 	usdt:./qemu-x86_64:qemu:tcg_prologue { @prologue = count(); @size = arg1; }
 	usdt:./qemu-x86_64:qemu:tb_gen_code_done { @tbs = count(); }
 	usdt:./qemu-x86_64:qemu:linux_user_guest_base { @base = count(); }
 	usdt:./qemu-x86_64:qemu:linux_user_elf_image { @images = count(); }' \
 	-c "./qemu-x86_64 $true_x86" 2>&1)
-log "bpftrace on qemu-x86_64 $true_x86: $(tr -s '\n' ' ' <<<"$out")"
+log "bpftrace on qemu-x86_64 $true_x86: $(grep '^@' <<<"$out" | paste -sd' ')"
 for k in prologue tbs base images; do
 	n=$(sed -nE "s/^@$k: ([0-9]+)$/\1/p" <<<"$out")
 	[ "${n:-0}" -gt 0 ] || die "qemu:$k never fired: $out"
@@ -87,7 +96,12 @@ done
 for t in $TESTS; do
 	log "make $t"
 	env "${env_meson[@]}" make "$t" >"$t.log" 2>&1 || { tail -n 40 "$t.log"; die "make $t failed"; }
-	grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$t.log" |
-		tr -s ' ' | paste -sd' ' | sed "s|^|upstream: make $t: |" >&2 || true
+	# (make check: meson's totals; check-tcg: its TEST and SKIPPED lines.)
+	{
+		grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$t.log" |
+			tr -s ' ' | paste -sd' '
+		grep -q '^  TEST ' "$t.log" &&
+			echo "$(grep -c '^  TEST ' "$t.log") run, $(grep -c '^  SKIPPED ' "$t.log") skipped"
+	} | grep . | sed "s|^|upstream: make $t: |" >&2 || true
 done
 log "passed"
