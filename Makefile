@@ -427,7 +427,7 @@ check-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=23 \
 		tests/run.sh tests/*.bats $(BUILD)/tests/*.bats
 
-bench: tool guests qemu qemu-ref
+bench: tool guests qemu qemu-ref qemu-stock
 	@bench/overhead.sh
 	@bench/attached.sh
 	@bench/backtoback.sh
@@ -442,6 +442,7 @@ bench: tool guests qemu qemu-ref
 	@bench/fleet-series.py
 	@scripts/chroot-build.sh root >/dev/null && bench/build-report.sh
 	@bench/stacks.sh
+	@bench/stock.sh
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:
