@@ -188,6 +188,24 @@ struct qj_layout {
 };
 
 /*
+ * A stock QEMU's TB translated and not finished yet (stock.bpf.h's map
+ * stock_blocks, which user space sweeps): by process and TB address.
+ */
+struct qj_stock_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 tb;
+};
+
+struct qj_stock_block {
+	__u64 pc;   /* its guest pc */
+	__u64 code; /* its host code, as translate_block gave it */
+	__u64 ts;   /* when it was translated */
+	__u32 tid;  /* by which thread */
+	__u32 pad;
+};
+
+/*
  * Where a stock QEMU keeps a TB's code (TranslationBlock: tc.ptr, tc.size)
  * and its guest size (size): set by user space before load.
  */

@@ -23,26 +23,12 @@
 /* Set by user space before load: where TranslationBlock keeps its code. */
 const volatile struct qj_tb_layout tb_layout;
 
-struct stock_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 tb;
-};
-
-struct stock_block {
-	__u64 pc;
-	__u64 code;
-	__u64 ts;
-	__u32 tid;
-	__u32 pad;
-};
-
 /* TBs translated, not finished yet: read by user space too. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, struct stock_key);
-	__type(value, struct stock_block);
+	__type(key, struct qj_stock_key);
+	__type(value, struct qj_stock_block);
 } stock_blocks SEC(".maps");
 
 /* Each thread's last TB. */
@@ -68,11 +54,19 @@ struct {
 	__type(value, struct stock_mmap);
 } stock_mmaps SEC(".maps");
 
+/* The processes whose TBs are not laid out as tb_layout says: told once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u8);
+} stock_refused SEC(".maps");
+
 /* TB TB of PID, made by thread TID: its final size, reported. */
 static __always_inline void stock_finish(__u32 pid, __u32 tid, __u64 tb)
 {
-	struct stock_key key = {.pid = pid, .tb = tb};
-	struct stock_block *b = bpf_map_lookup_elem(&stock_blocks, &key);
+	struct qj_stock_key key = {.pid = pid, .tb = tb};
+	struct qj_stock_block *b = bpf_map_lookup_elem(&stock_blocks, &key);
 	__u64 ptr = 0, size = 0;
 	__u16 gsize = 0;
 	struct qj_block *r;
@@ -102,14 +96,17 @@ int BPF_USDT(translate_block, __u64 tb, __u64 pc, __u64 code)
 {
 	__u64 id = qj_current_ids(), seen = 0, *last;
 	__u32 pid = id >> 32, tid = (__u32)id;
-	struct stock_key key = {.pid = pid, .tb = tb};
-	struct stock_block b = {.pc = pc, .code = code, .tid = tid};
+	struct qj_stock_key key = {.pid = pid, .tb = tb};
+	struct qj_stock_block b = {.pc = pc, .code = code, .tid = tid};
 	struct qj_layout *r;
 
-	if (!pid)
+	if (!pid || bpf_map_lookup_elem(&stock_refused, &pid))
 		return 0;
 	bpf_probe_read_user(&seen, sizeof(seen), (void *)(tb + tb_layout.ptr_off));
 	if (seen != code) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&stock_refused, &pid, &one, BPF_ANY);
 		r = reserve(sizeof(*r));
 		if (r) {
 			fill_hdr(&r->hdr, QJ_EV_LAYOUT, bpf_ktime_get_ns());
@@ -135,7 +132,7 @@ int BPF_USDT(tb_gen_code_buffer_overflow)
 {
 	__u64 id = qj_current_ids(), *last;
 	__u32 tid = (__u32)id;
-	struct stock_key key = {.pid = id >> 32};
+	struct qj_stock_key key = {.pid = id >> 32};
 
 	last = bpf_map_lookup_elem(&stock_last, &tid);
 	if (!last)
@@ -146,7 +143,7 @@ int BPF_USDT(tb_gen_code_buffer_overflow)
 	return 0;
 }
 
-static long stock_drop(void *map, struct stock_key *key, struct stock_block *b, __u32 *pid)
+static long stock_drop(void *map, struct qj_stock_key *key, struct qj_stock_block *b, __u32 *pid)
 {
 	if (key->pid == *pid)
 		bpf_map_delete_elem(map, key);

@@ -184,27 +184,12 @@ static int add_link(struct linkset *ls, struct bpf_link *l, const char *what, co
 	return 0;
 }
 
-/* As stock.bpf.h keeps them. */
-struct stock_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 tb;
-};
-
-struct stock_block {
-	__u64 pc;
-	__u64 code;
-	__u64 ts;
-	__u32 tid;
-	__u32 pad;
-};
-
 void probes_stock_sweep(struct probes *p, uint64_t now, uint64_t age_ns,
 			void (*fn)(void *ctx, const struct qj_block *r), void *ctx)
 {
 	int fd = bpf_map__fd(p->skel->maps.stock_blocks);
-	struct stock_key key, next, old[64];
-	struct stock_block b;
+	struct qj_stock_key key, next, old[64];
+	struct qj_stock_block b;
 	size_t n = 0;
 	void *prev = NULL;
 

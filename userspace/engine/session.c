@@ -319,9 +319,17 @@ static void on_stock(struct session *s, const void *data, size_t size)
 	} else if (h->type == QJ_EV_BLOCK && size >= sizeof(struct qj_block)) {
 		const struct qj_block *r = data;
 
-		if (!s->jm.guest.base_known && qemu_file(s, &st) &&
-		    guestbase_identity(s->target->pid, st.st_dev, st.st_ino, r->pc, &base))
-			stock_placed(s, base, "a TB in a file at its own address");
+		/* (-a: a process that was forked, or that we came to late;
+		 * its mappings read at most every 100 ms.) */
+		if (!s->jm.guest.base_known && mono_ns() - s->stock_tried_ns >= 100000000ull &&
+		    qemu_file(s, &st)) {
+			s->stock_tried_ns = mono_ns();
+			if (guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
+				stock_placed(s, base, "its program's mapping");
+			else if (guestbase_identity(s->target->pid, st.st_dev, st.st_ino, r->pc,
+						    &base))
+				stock_placed(s, base, "a TB in a file at its own address");
+		}
 		if (!s->jm.guest.base_known) {
 			s->blocks_unplaced++;
 			return;

@@ -49,6 +49,7 @@ struct session {
 	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
 	/* A stock QEMU (the degraded mode): */
 	uint64_t blocks_unplaced; /* TBs before its guest_base was known */
+	uint64_t stock_tried_ns;  /* when a TB last had us read its mappings */
 	bool refused;		  /* its TBs are laid out otherwise: no names */
 };
 
