@@ -54,12 +54,16 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 	perf record -q -a -e cpu-clock -k 1 -o "$D/perf.data" -- sleep 3 >/dev/null 2>&1
 	touch "$D/stop"
 	for pid in "${PIDS[@]}"; do wait "$pid"; done
+	sleep 0.5
 	kill -INT "$BG_PID"
 	wait_bg 60
 	grep -v 'pid [0-9]*: ' "$D/bg.err" | sed 's/^/# /' >&3 || true
 	[ "$BG_STATUS" = 0 ] || fail "$(cat "$D/bg.err")"
 	assert_regex "$(cat "$D/bg.err")" '2 QEMU processes \(0 forked\), 2 perf maps'
 	for pid in "${PIDS[@]}"; do
+		# Its exit came as a patched QEMU's does, before we stopped.
+		grep -q "^qemu-jitbpf: pid $pid (exit): wrote /tmp/perf-$pid.map$" "$D/bg.err" ||
+			fail "pid $pid: $(grep "pid $pid" "$D/bg.err")"
 		[ -s "/tmp/perf-$pid.map" ] || fail "no perf map for pid $pid"
 		perf script -i "$D/perf.data" --pid "$pid" -F time,ip,sym,dso 2>/dev/null |
 			awk '$NF ~ /perf-[0-9]+\.map\)$/ { t = $1; sub(":", "", t); print t, $3 }' >"$D/s.txt"

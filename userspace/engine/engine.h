@@ -95,6 +95,7 @@ struct proc {
 	uint64_t start;	      /* its start time (proc_stat()) */
 	bool own_uft;	      /* -a: its uftrace data are its own */
 	bool asked;	      /* we asked for its handshake */
+	bool known;	      /* a stock QEMU's guest_base is in the procs map */
 	bool given_up;	      /* and it never answered */
 	uint64_t gone_ns;     /* seen gone, its exit record not */
 	/* Its exit or exec record: the CPU time of its threads by then, its

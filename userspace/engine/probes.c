@@ -302,6 +302,18 @@ int probes_attach_tasks(struct probes *p, struct linkset *ls)
 	return 0;
 }
 
+int probes_known(struct probes *p, pid_t pid, uint64_t guest_base)
+{
+	struct qj_proc v = {.guest_base = guest_base};
+	__u32 key = pid;
+
+	if (bpf_map__update_elem(p->skel->maps.procs, &key, sizeof(key), &v, sizeof(v),
+				 BPF_NOEXIST) &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 int probes_follow(struct probes *p, pid_t pid)
 {
 	__u32 key = pid, one = 1;

@@ -102,6 +102,12 @@ int probes_procs_fd(const struct probes *p);
 int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls);
 /* Fork, exec and exit of the processes followed; the links go to LS. */
 int probes_attach_tasks(struct probes *p, struct linkset *ls);
+/*
+ * A stock QEMU's guest_base is known: PID enters the procs map as a
+ * patched QEMU does when it reports it, so that its forks, execs and
+ * exits are reported too.
+ */
+int probes_known(struct probes *p, pid_t pid, uint64_t guest_base);
 /* PID is the first process of the followed tree. */
 int probes_follow(struct probes *p, pid_t pid);
 /*

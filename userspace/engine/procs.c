@@ -327,6 +327,12 @@ int procs_event(void *ctx, void *data, size_t size)
 		procs_begin(e, p, NULL, 0, exec_ts ? exec_ts : h->ts);
 	}
 	session_event(&p->s, data, size);
+	if (p->t->stock && !p->known && p->s.jm.guest.base_known) {
+		p->known = true;
+		if (probes_known(&e->probes, h->pid, p->s.jm.guest.base))
+			pr_dbg("pid %d: cannot follow its forks and exit: %s", h->pid,
+			       strerror(errno));
+	}
 	return 0;
 }
 
