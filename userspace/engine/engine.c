@@ -323,7 +323,7 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 	pr_dbg("drained after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (!running)
 		release_start(e, warmup_fd, &rel);
-	procs_end_all(e, running ? "still running" : "exit");
+	procs_end_all(e, running ? PROC_RUNNING : "exit");
 	for_each_output(e, out) if ((*out)->end)(*out)->end(e);
 	/* What waits in the spool gets a few seconds; the rest waits for
 	 * the next run. */

@@ -179,6 +179,9 @@ void engine_status_line(struct engine *e);
  */
 #define QJ_STOCK_SWEEP_NS (200ull * 1000 * 1000)
 
+/* Why a process ends that runs on: we stop following it. */
+#define PROC_RUNNING "still running"
+
 /* procs.c: the processes followed. */
 struct proc *procs_find(struct engine *e, pid_t pid);
 /*

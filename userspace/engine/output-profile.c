@@ -12,7 +12,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <string.h>
 
 static bool wanted(const struct engine_opts *o)
 {
@@ -45,7 +44,7 @@ static void proc_end(struct engine *e, struct proc_end *pe)
 	struct session *s = &pe->p->s;
 
 	/* We stop following it: its waits count up to now. */
-	if (!strcmp(pe->why, "still running"))
+	if (pe->running)
 		take_waits(e, pe->p, mono_ns());
 	if (s->smp) {
 		profiler_end(&e->prof, s->smp, &s->jm);

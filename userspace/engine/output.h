@@ -22,6 +22,7 @@ struct proc;
 struct proc_end {
 	struct proc *p;
 	const char *why; /* "exit", "exec", "still running", ... */
+	bool running;	 /* it runs on: we stop following it */
 	const char *exe; /* the guest program, as the files name it */
 	bool named;	 /* its handshake came complete: files are written */
 	bool root;	 /* the QEMU the user named */

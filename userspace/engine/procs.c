@@ -142,6 +142,7 @@ void procs_end(struct engine *e, struct proc *p, const char *why, bool gone)
 	struct proc_end pe = {
 		.p = p,
 		.why = why,
+		.running = !strcmp(why, PROC_RUNNING),
 		.exe = s->jm.exe_path ? s->jm.exe_path : p->t->exe,
 		.root = p->t == &e->root,
 	};
