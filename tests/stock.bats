@@ -148,3 +148,22 @@ PY
 	assert_failure
 	assert_output --partial "$dq: not a QEMU with the qemu-jitbpf probes (make qemu), nor a linux-user one with the dtrace trace backend's"
 }
+
+@test "valgrind: no memory error and no leak in the degraded mode (launched with coverage; the stand-in refused)" {
+	no_valgrind_under_asan
+	vg() {
+		valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \
+			--leak-check=full --errors-for-leak-kinds=definite,possible "$@"
+	}
+	# Long enough for the sweep to finish the loop's last TBs.
+	run vg "$QEMU_JITBPF" --perfmap --coverage="$D/c.info" -- "$SX" "$(guest x86_64 hot)" 1000000
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_success
+	assert_line --regexp "^hot 1000000 "
+	map=$(sed -nE 's/^qemu-jitbpf: perf map: (.*)$/\1/p' <<<"$output")
+	grep -q ' hot_main$' "$map" || fail "$(head "$map")"
+	rm -f "$map"
+	run vg "$QEMU_JITBPF" -- "$BUILD/host/qemu-other-layout" 50
+	[ "$status" -ne 99 ] || fail "valgrind: $output"
+	assert_failure
+}
