@@ -32,6 +32,9 @@ bool binary_is_stock(const char *path)
 	static const char *const needed[] = {"translate_block", "tb_flush", "target_mmap",
 					     "target_mmap_complete"};
 
+	/* (Ours has those too: its own batches say which it is.) */
+	if (elf_has_usdt(path, "qemu", "tb_gen_code_batch"))
+		return false;
 	for (size_t i = 0; i < sizeof(needed) / sizeof(*needed); i++)
 		if (!elf_has_usdt(path, "qemu", needed[i]))
 			return false;
@@ -203,21 +206,27 @@ void probes_stock_sweep(struct probes *p, uint64_t now, uint64_t age_ns,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct qj_block r = {.hdr = {.type = QJ_EV_BLOCK, .pid = old[i].pid}};
-		__u64 tc[2];
+		/* The TB from its guest size on: size, icount, tc.ptr, tc.size. */
+		struct {
+			__u16 guest_size, icount;
+			__u32 pad;
+			__u64 ptr, size;
+		} tb;
 
+		_Static_assert(QJ_STOCK_TB_PTR - QJ_STOCK_TB_GUEST_SIZE == 8, "TB layout");
 		/* Looked up again: the BPF side may have finished it since. */
 		if (bpf_map_lookup_elem(fd, &old[i], &b) || bpf_map_delete_elem(fd, &old[i]))
 			continue;
-		if (!proc_mem_read(old[i].pid, old[i].tb + QJ_STOCK_TB_PTR, tc, sizeof(tc)) ||
-		    !proc_mem_read(old[i].pid, old[i].tb + QJ_STOCK_TB_GUEST_SIZE, &r.guest_size,
-				   sizeof(r.guest_size)) ||
-		    tc[0] != b.code || !tc[1] || tc[1] > QJ_TB_MAX_CODE)
+		if (!proc_mem_read(old[i].pid, old[i].tb + QJ_STOCK_TB_GUEST_SIZE, &tb,
+				   sizeof(tb)) ||
+		    tb.ptr != b.code || !tb.size || tb.size > QJ_TB_MAX_CODE)
 			continue;
 		r.hdr.tid = b.tid;
 		r.hdr.ts = b.ts;
 		r.pc = b.pc;
-		r.host = tc[0];
-		r.size = tc[1];
+		r.host = tb.ptr;
+		r.size = tb.size;
+		r.guest_size = tb.guest_size;
 		fn(ctx, &r);
 	}
 }

@@ -76,7 +76,8 @@ struct probes {
  * cannot be read.
  */
 int binary_init(struct binary *b, const char *path);
-/* Does PATH have the stock probes the degraded mode reads? */
+/* Is PATH a stock QEMU: none of our probes, the stock ones the degraded
+ * mode reads? */
 bool binary_is_stock(const char *path);
 
 /*

@@ -264,14 +264,27 @@ static bool qemu_file(const struct session *s, struct stat *st)
 	return !stat(exe, st);
 }
 
+/*
+ * Is a stock QEMU's guest_base still unknown after its mappings alone were
+ * read?  Then *ST is QEMU's own binary, for the other ways to find it.
+ */
+static bool stock_unplaced(struct session *s, struct stat *st)
+{
+	uint64_t base;
+
+	if (s->jm.guest.base_known || !qemu_file(s, st))
+		return false;
+	if (!guestbase_from_maps(s->target->pid, st->st_dev, st->st_ino, &base))
+		return true;
+	stock_placed(s, base, "its program's mapping");
+	return false;
+}
+
 void session_stock_begin(struct session *s)
 {
 	struct stat st;
-	uint64_t base;
 
-	if (!s->jm.guest.base_known && qemu_file(s, &st) &&
-	    guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
-		stock_placed(s, base, "its program's mapping");
+	stock_unplaced(s, &st);
 }
 
 /*
@@ -309,25 +322,19 @@ static void on_stock(struct session *s, const void *data, size_t size)
 	} else if (h->type == QJ_EV_GUEST_MAP && size >= sizeof(struct qj_guest_map)) {
 		const struct qj_guest_map *r = data;
 
-		if (s->jm.guest.base_known || !qemu_file(s, &st))
-			return;
-		if (guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
-			stock_placed(s, base, "its program's mapping");
-		else if (guestbase_from_mmap(s->target->pid, st.st_dev, st.st_ino, r->start,
-					     r->offset, r->fd, &base))
+		if (stock_unplaced(s, &st) &&
+		    guestbase_from_mmap(s->target->pid, st.st_dev, st.st_ino, r->start, r->offset,
+					r->fd, &base))
 			stock_placed(s, base, "a file it mapped");
 	} else if (h->type == QJ_EV_BLOCK && size >= sizeof(struct qj_block)) {
 		const struct qj_block *r = data;
 
 		/* (-a: a process that was forked, or that we came to late;
 		 * its mappings read at most every 100 ms.) */
-		if (!s->jm.guest.base_known && mono_ns() - s->stock_tried_ns >= 100000000ull &&
-		    qemu_file(s, &st)) {
+		if (!s->jm.guest.base_known && mono_ns() - s->stock_tried_ns >= 100000000ull) {
 			s->stock_tried_ns = mono_ns();
-			if (guestbase_from_maps(s->target->pid, st.st_dev, st.st_ino, &base))
-				stock_placed(s, base, "its program's mapping");
-			else if (guestbase_identity(s->target->pid, st.st_dev, st.st_ino, r->pc,
-						    &base))
+			if (stock_unplaced(s, &st) &&
+			    guestbase_identity(s->target->pid, st.st_dev, st.st_ino, r->pc, &base))
 				stock_placed(s, base, "a TB in a file at its own address");
 		}
 		if (!s->jm.guest.base_known) {

@@ -69,8 +69,7 @@ static int inspect_probes(struct target *t, bool quiet)
 	if (strstr(base, "qemu")) {
 		pr_err("%s (pid %d) has no USDT probes: it works with a QEMU built with ours "
 		       "(make qemu, see README.md), or, degraded, with a linux-user QEMU built "
-		       "with "
-		       "the dtrace trace backend (Fedora's, RHEL's, Azure Linux's)",
+		       "with the dtrace trace backend (Fedora's, RHEL's, Azure Linux's)",
 		       t->exe, t->pid);
 		return -ENOTSUP;
 	}
@@ -154,7 +153,7 @@ int target_observe(struct target *t, pid_t pid)
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	t->host_machine = elf_machine(link);
 	t->system = elf_has_usdt(link, "qemu", "loader_elf_image");
-	t->stock = !elf_has_usdt(link, "qemu", "tb_gen_code_batch") && binary_is_stock(link);
+	t->stock = binary_is_stock(link);
 	return 0;
 }
 
