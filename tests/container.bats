@@ -125,7 +125,9 @@ check_perf() { # PERF_DATA
 	done
 }
 
-@test "-a before a containerized QEMU: perf map, --profile and --uftrace name the container's program" {
+@test "-a before a containerized QEMU: perf map, --profile and --uftrace name the container's program; its /tmp gone, no map of its pid lands in the host's" {
+	# Pid 1 of the host never has a map of ours.
+	rm -f /tmp/perf-1.map
 	start_bg "$QEMU_JITBPF" -a -v --qemu "$QX" --perfmap --profile="$D/p.folded" \
 		--uftrace="$D/uft"
 	wait_bg_err 'attached to .* binaries' 10
@@ -137,6 +139,10 @@ check_perf() { # PERF_DATA
 	[ "$BG_STATUS" = 0 ] || fail "qemu-jitbpf -a failed ($BG_STATUS): $(cat "$D/bg.err")"
 	grep -q ' hot_main$' "/tmp/perf-$QP.map"
 	no_decoy "/tmp/perf-$QP.map"
+	# Its exit seen, the container's /tmp tmpfs had gone with it: its
+	# perf-1.map is not written through to the directory beneath.
+	[ ! -e /tmp/perf-1.map ] || fail "the container's perf-1.map was written to the host's /tmp"
+	grep -q "pid $QP: its /tmp went with its mount namespace" "$D/bg.err"
 	grep -q 'hot_main' "$D/p.folded"
 	no_decoy "$D/p.folded"
 	run uftrace report -d "$D/uft/$QP" --no-pager -s call

@@ -28,10 +28,16 @@ static bool wanted(const struct engine_opts *o)
 static void container_perfmap(struct engine *e, struct proc *p, struct kept *k)
 {
 	const struct proc_view *v = &p->t->view;
-	int dir = view_open_dir(v, "/tmp");
+	int dir = view_open_tmp(v);
 	uint64_t bytes = 0;
 	char name[64];
 
+	if (dir == -ESTALE) {
+		/* Its container is gone, and no perf can read the map there. */
+		pr_dbg("pid %d: its /tmp went with its mount namespace; no perf-%d.map there",
+		       p->t->pid, v->nspid);
+		return;
+	}
 	if (dir < 0) {
 		pr_warn("pid %d: cannot open its /tmp: %s; perf reads /tmp/perf-%d.map", p->t->pid,
 			strerror(-dir), p->t->pid);

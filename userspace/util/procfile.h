@@ -21,6 +21,9 @@ struct proc_view {
 	int root_fd;  /* O_PATH of /proc/PID/root, or -1 for ours */
 	bool foreign; /* another mount namespace than the tool's */
 	pid_t nspid;  /* PID in its innermost PID namespace */
+	/* Its /tmp when the view was opened (tmp_ino 0: it had none). */
+	dev_t tmp_dev;
+	ino_t tmp_ino;
 };
 
 /*
@@ -40,6 +43,12 @@ void proc_view_copy(struct proc_view *dst, const struct proc_view *src, pid_t pi
 int view_open(const struct proc_view *v, const char *path, int flags);
 /* The directory PATH as V sees it, for openat(): -errno. */
 int view_open_dir(const struct proc_view *v, const char *path);
+/*
+ * The directory /tmp as V sees it, for openat(): -errno, and -ESTALE when
+ * it is no longer the one the process had when V was opened (a container's
+ * own /tmp goes with its mount namespace, leaving the directory beneath).
+ */
+int view_open_tmp(const struct proc_view *v);
 /* Is PATH, as V sees it, readable?  (access(2) through the view.) */
 bool view_exists(const struct proc_view *v, const char *path);
 
