@@ -6,9 +6,10 @@
 #   probes/upstream/test.sh                 Debian's 10.2.2 source (as
 #                                           scripts/qemu-build.sh gets it)
 #   QEMU_SRC=~/src/qemu probes/upstream/test.sh
-#                                           a git checkout (master): the
-#                                           series goes on with git am, on
-#                                           a branch of its own
+#                                           a git checkout (master, which
+#                                           the series is based on): it
+#                                           goes on with git am, on a
+#                                           branch of its own
 #   TESTS="check-tcg"                       QEMU's make targets to run
 #                                           (default: check check-tcg)
 set -euo pipefail
@@ -41,6 +42,24 @@ if [ -n "${QEMU_SRC:-}" ]; then
 	SRC=$QEMU_SRC
 	git -C "$SRC" checkout -q -b "qemu-jitbpf-upstream-$$"
 	git -C "$SRC" am -q "${PATCHES[@]}" || die "the series does not apply to $SRC"
+	log "on $(git -C "$SRC" log -1 --format='%h (%cs) %s' HEAD~${#PATCHES[@]}), VERSION $(cat "$SRC/VERSION")"
+	# A checkout whose subprojects were never downloaded, on a machine
+	# that cannot download them: take those whose wrap is the same as
+	# in Debian's 10.2.2 source (the release tarball carries them).
+	missing=()
+	for w in keycodemapdb berkeley-softfloat-3 berkeley-testfloat-3; do
+		[ -e "$SRC/subprojects/$w/meson.build" ] || missing+=("$w")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
+		dpkg-source -q -x "$CACHE/dl/qemu_10.2.2+ds-1.dsc" "$WORK/debian-src" >/dev/null
+		for w in "${missing[@]}"; do
+			cmp -s "$SRC/subprojects/$w.wrap" "$WORK/debian-src/subprojects/$w.wrap" ||
+				die "subprojects/$w is missing and its wrap is not 10.2.2's: meson subprojects download"
+			cp -a "$WORK/debian-src/subprojects/$w" "$SRC/subprojects/$w"
+			log "subprojects/$w from Debian's 10.2.2 source (the same wrap)"
+		done
+	fi
 else
 	# Debian's 10.2.2, as the other builds get it (its meson too).
 	"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
