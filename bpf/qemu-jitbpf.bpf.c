@@ -281,6 +281,8 @@ int BPF_USDT(tb_flush)
 {
 	struct qj_hdr *r;
 
+	if (stock && !stock_followed(qj_current_ids() >> 32))
+		return 0;
 	if (stock)
 		stock_flush();
 	r = reserve(sizeof(*r));

@@ -91,6 +91,16 @@ static __always_inline void stock_finish(__u32 pid, __u32 tid, __u64 tb)
 	bpf_map_delete_elem(&stock_blocks, &key);
 }
 
+/*
+ * In a tree (-p, a launched command) a stock binary's probes are attached
+ * for every process that runs it, so that a QEMU the tree execs or forks
+ * is seen from its first TB: only the tree's own count.
+ */
+static __always_inline bool stock_followed(__u32 pid)
+{
+	return !follow_tree || bpf_map_lookup_elem(&tree, &pid);
+}
+
 SEC("usdt")
 int BPF_USDT(translate_block, __u64 tb, __u64 pc, __u64 code)
 {
@@ -100,7 +110,7 @@ int BPF_USDT(translate_block, __u64 tb, __u64 pc, __u64 code)
 	struct qj_stock_block b = {.pc = pc, .code = code, .tid = tid};
 	struct qj_layout *r;
 
-	if (!pid || bpf_map_lookup_elem(&stock_refused, &pid))
+	if (!pid || !stock_followed(pid) || bpf_map_lookup_elem(&stock_refused, &pid))
 		return 0;
 	bpf_probe_read_user(&seen, sizeof(seen), (void *)(tb + tb_layout.ptr_off));
 	if (seen != code) {
@@ -161,10 +171,12 @@ static __always_inline void stock_flush(void)
 SEC("usdt")
 int BPF_USDT(target_mmap, __u64 start, __u64 len, __s32 prot, __s32 flags, __s32 fd, __u64 offset)
 {
-	__u32 tid = (__u32)qj_current_ids();
+	__u64 id = qj_current_ids();
+	__u32 tid = (__u32)id;
 	struct stock_mmap m = {.len = len, .offset = offset, .fd = fd, .prot = prot};
 
-	bpf_map_update_elem(&stock_mmaps, &tid, &m, BPF_ANY);
+	if (stock_followed(id >> 32))
+		bpf_map_update_elem(&stock_mmaps, &tid, &m, BPF_ANY);
 	return 0;
 }
 

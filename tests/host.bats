@@ -199,9 +199,10 @@ profile_leaf() { # FOLDED PID
 	run timeout 20 "$QEMU_JITBPF" -a --qemu /bin/true
 	assert_failure
 	assert_output --partial '/bin/true: not a QEMU with the qemu-jitbpf probes'
-	run timeout 20 "$QEMU_JITBPF" --qemu "$QX" -p 1
+	# (Launched, too: the binaries a command may run.)
+	run timeout 20 "$QEMU_JITBPF" --qemu /bin/true -- true
 	assert_failure
-	assert_output --partial '--qemu goes with -a'
+	assert_output --partial '/bin/true: not a QEMU with the qemu-jitbpf probes'
 }
 
 @test "-a --interval: three intervals, three pprof files whose counts add up to the run's" {

@@ -20,6 +20,7 @@ teardown() {
 	touch "$D/stop" 2>/dev/null || true
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	stop_bg
+	[ -z "${BINFMT_ON:-}" ] || binfmt_unregister
 }
 
 NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and coverage of the blocks it translates from now on, named per block; no jitdump'
@@ -103,6 +104,56 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 	# phase_one ran from before we attached: its code was never seen.
 	[ "$before" -eq 0 ] || fail "phase_one named $before times: translated before we attached"
 	rm -f "/tmp/perf-$BG_PID.map"
+}
+
+@test "stock: launched through a shell, each QEMU it execs is seen from its first TB (one after another, two at once, through binfmt_misc), a forked child with its own names; the same binary outside the tree is not followed" {
+	local hot=$(guest x86_64 hot) ahot=$(guest aarch64 hot) full afull maps p n
+	# Outside the tree, on the same binary, all along.
+	start_bg "$SX" "$hot" -u "$D/stop"
+	# What a QEMU launched directly, the tool attached before it started,
+	# translates: all of it.
+	run "$QEMU_JITBPF" -v --perfmap -- "$SX" "$hot" 100000
+	assert_success
+	full=$(wc -l <"$(perfmap_of "$output")")
+	rm -f "$(perfmap_of "$output")"
+	run "$QEMU_JITBPF" -v --perfmap -- "$SA" "$ahot" 100000
+	assert_success
+	afull=$(wc -l <"$(perfmap_of "$output")")
+	rm -f "$(perfmap_of "$output")"
+	# --qemu: the stock binary is watched before the command runs it.
+	run "$QEMU_JITBPF" -v --perfmap --qemu "$SX" -- sh -c "'$SX' '$hot' 100000; '$SX' '$hot' 100000 &
+		'$SX' '$hot' 100000; wait; (sleep 1; touch '$D/fstop') & '$SX' '$(guest x86_64 forker)' '$D/fstop'"
+	assert_success
+	assert_line --regexp '^parent [0-9]+ '
+	maps=$(sed -nE 's/^qemu-jitbpf: pid [0-9]+ \(exit\): wrote (.*)$/\1/p' <<<"$output")
+	[ "$(wc -l <<<"$maps")" = 5 ] || fail "$output"
+	for p in $maps; do
+		n=$(wc -l <"$p")
+		if grep -q ' hot_main$' "$p"; then
+			echo "# $p: $n lines (launched directly: $full)" >&3
+			[ $((n * 100)) -ge $((full * 99)) ] || fail "$p: $n lines of $full: its first TBs were missed"
+		else
+			grep -q ' child_work$' "$p" && grep -q ' parent_work$' "$p" || fail "$p: $(head "$p")"
+		fi
+	done
+	[ "$(grep -l ' hot_main$' $maps | wc -l)" = 3 ] || fail "$maps"
+	[ ! -e "/tmp/perf-$BG_PID.map" ] || fail "the QEMU outside the tree got a map"
+	rm -f $maps
+	# binfmt_misc's emulator is watched before the command runs a
+	# foreign program: the first one too.
+	binfmt_register "$SA"
+	BINFMT_ON=1
+	run "$QEMU_JITBPF" -v --perfmap -- sh -c "'$ahot' 100000; '$ahot' 100000"
+	binfmt_unregister
+	assert_success
+	maps=$(sed -nE 's/^qemu-jitbpf: pid [0-9]+ \(exit\): wrote (.*)$/\1/p' <<<"$output")
+	[ "$(wc -l <<<"$maps")" = 2 ] || fail "$output"
+	for p in $maps; do
+		n=$(wc -l <"$p")
+		echo "# aarch64 through binfmt_misc: $p: $n lines (launched directly: $afull)" >&3
+		[ $((n * 100)) -ge $((afull * 99)) ] && grep -q ' hot_main$' "$p" || fail "$p: $n lines of $afull"
+	done
+	rm -f $maps
 }
 
 @test "stock: what it cannot give is refused in one line; a TB laid out otherwise is refused, not misread, as are argument specs libbpf cannot read; Debian's QEMU, without probes, is refused naming the builds that work" {

@@ -151,8 +151,9 @@ static const struct opt table[] = {
 	 "runs until Ctrl-C or -d",
 	 K_FLAG, AT(all)},
 	{"qemu", OPT_QEMU, "PATH", 0,
-	 "With -a, watch this QEMU binary too before any process runs it; repeatable",
-	 LIST(qemus, nqemus), .needs = {'a'}},
+	 "Watch this QEMU binary too before any process runs it (-a, or the QEMUs a command "
+	 "runs: a stock one is then seen from its first block); repeatable",
+	 LIST(qemus, nqemus)},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS", K_SECS, AT(duration),
 	 .what = "duration"},
 	/* What to write. */

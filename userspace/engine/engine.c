@@ -94,6 +94,8 @@ static int load(struct engine *e, bool system)
 	};
 	int err = kernel_layout(&po.layout);
 
+	/* A tree may exec a stock QEMU at any time: its programs are ready. */
+	po.stock = e->scope->follows_forks;
 	for (size_t i = 0; i < e->nbins; i++)
 		po.stock |= e->bins[i]->stock;
 	if (!err)

@@ -39,7 +39,9 @@ struct binary {
 	 * reads; the degraded mode. */
 	bool stock;
 	bool stock_overflow; /* qemu:tb_gen_code_buffer_overflow (10.x) */
-	bool counts_warned;
+	/* A stock one's probes are attached for every process running it
+	 * (a tree: the BPF side keeps the tree's). */
+	bool attached_all;
 	bool via_proc; /* PATH is a process's /proc/PID/exe (see scope.c) */
 };
 

@@ -48,57 +48,14 @@ static void find_binary(struct engine *e, pid_t pid, const char *exe)
 	scope_binary(e, exe, pid, NULL);
 }
 
-/*
- * The emulator of each enabled binfmt_misc entry (its "interpreter" line):
- * with the probes, the QEMU every foreign executable will start.
- */
-static void each_binfmt(struct engine *e)
-{
-	const char *dir = "/proc/sys/fs/binfmt_misc";
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		char path[PATH_MAX], line[PATH_MAX + 32];
-		bool enabled = false;
-		FILE *f;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "register") ||
-		    !strcmp(de->d_name, "status"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = 0;
-			if (!strcmp(line, "enabled"))
-				enabled = true;
-			else if (enabled && !strncmp(line, "interpreter ", 12))
-				scope_binary(e, line + 12, 0, NULL);
-		}
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-}
-
 static int find(struct engine *e, const struct binary **bin)
 {
-	*bin = NULL;
-	for (int i = 0; i < e->o->nqemus; i++) {
-		int err = 0;
+	int err = scope_watch(e, true);
 
-		if (!scope_binary(e, e->o->qemus[i], 0, &err)) {
-			pr_err("%s: %s", e->o->qemus[i],
-			       err == -ENOTSUP ? "not a QEMU with the qemu-jitbpf probes (make "
-						 "qemu), nor a "
-						 "linux-user one with the dtrace trace backend's"
-					       : strerror(-err));
-			return err;
-		}
-	}
+	*bin = NULL;
+	if (err)
+		return err;
 	each_process(e, find_binary);
-	each_binfmt(e);
 	if (!e->nbins) {
 		pr_err("no QEMU with the qemu-jitbpf probes (or the dtrace trace backend's) runs "
 		       "here or is binfmt_misc's; name the binaries to watch with --qemu PATH");

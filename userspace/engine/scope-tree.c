@@ -21,6 +21,29 @@
 #include "sample.h"
 
 /* Our probes into process P, which runs binary B. */
+/*
+ * A stock QEMU has no fork or attach wait: what it translates before its
+ * probes are attached is lost.  So its binary's are attached once, for
+ * every process that runs it (HERE names it), and the BPF side keeps the
+ * tree's: a QEMU the tree execs or forks is seen from its first TB.
+ */
+static int attach_stock(struct engine *e, const struct binary *b, const struct binary *here)
+{
+	for (size_t i = 0; i < e->nbins; i++) {
+		struct binary *nb = e->bins[i];
+		int err;
+
+		if (nb != b)
+			continue;
+		if (nb->attached_all)
+			return 0;
+		err = probes_attach(&e->probes, here, -1, &e->links);
+		nb->attached_all = !err;
+		return err;
+	}
+	return -ENOENT;
+}
+
 static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 {
 	pid_t pid = p->t->pid;
@@ -41,7 +64,9 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 		here.path = proc_exe;
 	}
 	err = scope_attach_vcpus(e, b, here.path, pid, &p->links);
-	if (!err)
+	if (!err && b->stock)
+		err = attach_stock(e, b, &here);
+	else if (!err)
 		err = probes_attach(&e->probes, &here, pid, &p->links);
 	/* Whose links they are, while the kernel can still say it. */
 	probes_note(&e->probes, e->profiling ? e->prof.sm : NULL, pid, &p->links);
@@ -85,8 +110,12 @@ static int find(struct engine *e, const struct binary **bin)
 			return -EINVAL;
 		}
 		pr_dbg("%s is not a QEMU: following the QEMUs it runs", e->root.exe);
-		return 0;
+		/* Those it may run, binfmt_misc's for a foreign program. */
+		return scope_watch(e, true);
 	}
+	err = scope_watch(e, false);
+	if (err)
+		return err;
 	p = procs_new(e, e->root.pid, &e->root, false);
 	procs_begin(e, p, NULL, 0, mono_ns());
 	err = handshake_init(&p->s.hs, &e->root);
@@ -113,6 +142,10 @@ static int attach(struct engine *e, const struct binary *bin)
 	struct proc *root = procs_find(e, e->root.pid);
 	int err = probes_follow(&e->probes, e->root.pid);
 
+	/* A stock QEMU the tree may run is seen from its first TB. */
+	for (size_t i = 0; !err && i < e->nbins; i++)
+		if (e->bins[i]->stock)
+			err = attach_stock(e, e->bins[i], e->bins[i]);
 	/* A command that is no QEMU: followed, and attached to nothing yet. */
 	if (!err && e->root.native) {
 		err = probes_attach_tasks(&e->probes, &e->links);
@@ -241,7 +274,7 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 	 * wait for us), and one that inherited QEMU_JIT_ATTACH_WAIT with its
 	 * own pid waits for a request.
 	 */
-	if (ts < before->attached_ns || (pid == e->root.pid && e->root.launched))
+	if (ts < before->attached_ns || (pid == e->root.pid && e->root.launched) || bin->stock)
 		procs_ask(p);
 }
 

@@ -100,6 +100,60 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid,
 	return lookup(e, path, pid, err);
 }
 
+/*
+ * The emulator of each enabled binfmt_misc entry (its "interpreter" line):
+ * with the probes, the QEMU every foreign executable will start.
+ */
+static void each_binfmt(struct engine *e)
+{
+	const char *dir = "/proc/sys/fs/binfmt_misc";
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX], line[PATH_MAX + 32];
+		bool enabled = false;
+		FILE *f;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "register") ||
+		    !strcmp(de->d_name, "status"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			if (!strcmp(line, "enabled"))
+				enabled = true;
+			else if (enabled && !strncmp(line, "interpreter ", 12))
+				scope_binary(e, line + 12, 0, NULL);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+int scope_watch(struct engine *e, bool binfmt)
+{
+	for (int i = 0; i < e->o->nqemus; i++) {
+		int err = 0;
+
+		if (!scope_binary(e, e->o->qemus[i], 0, &err)) {
+			pr_err("%s: %s", e->o->qemus[i],
+			       err == -ENOTSUP
+				       ? "not a QEMU with the qemu-jitbpf probes (make "
+					 "qemu), nor a linux-user one with the dtrace trace "
+					 "backend's"
+				       : strerror(-err));
+			return err;
+		}
+	}
+	if (binfmt)
+		each_binfmt(e);
+	return 0;
+}
+
 int scope_stock_check(struct engine *e, const struct binary *b)
 {
 	const struct engine_opts *o = e->o;

@@ -71,6 +71,13 @@ bool scope_exe_of(pid_t pid, char *exe, size_t size);
 /* The binary known by the device and inode of ST, or NULL. */
 const struct binary *scope_known(struct engine *e, const struct stat *st);
 /*
+ * The binaries to watch before any process runs them: those --qemu names
+ * (-errno, said, for one that is no QEMU of ours nor a stock one) and, if
+ * BINFMT, the emulator of each enabled binfmt_misc entry, the QEMU every
+ * foreign executable will start.
+ */
+int scope_watch(struct engine *e, bool binfmt);
+/*
  * B is a stock QEMU (the degraded mode): what the run asks for that it
  * cannot give is refused (-ENOTSUP, said), and what it cannot do is said
  * once a run.

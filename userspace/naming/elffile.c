@@ -204,7 +204,7 @@ bool elf_file_in_code(const struct elf_file *e, uint64_t addr)
 
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off)
 {
-	const struct load_seg *found = NULL;
+	const struct load_seg *found = NULL, *exec = NULL, *starts = NULL;
 
 	for (size_t i = 0; i < e->nsegs; i++) {
 		const struct load_seg *s = &e->segs[i];
@@ -214,12 +214,17 @@ const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t
 		if (off < start ||
 		    (off > s->offset && off - s->offset >= (s->filesz ? s->filesz : 1)))
 			continue;
-		if (s->exec)
-			return s;
+		/* A mapping at the page a segment starts in is that segment's,
+		 * even where the one before ends in the same page (a data
+		 * segment after read-only data). */
+		if (start == off && (!starts || (s->exec && !starts->exec)))
+			starts = s;
+		if (s->exec && !exec)
+			exec = s;
 		if (!found)
 			found = s;
 	}
-	return found;
+	return starts ? starts : exec ? exec : found;
 }
 
 size_t elf_file_read(const struct elf_file *e, uint64_t addr, void *buf, size_t len)

@@ -356,11 +356,13 @@ static void scan_maps(struct guest *g, uint64_t pc)
 	maps_find(g->pid, image_at, &q);
 }
 
+/* Each file mapping in the guest's space (none of QEMU's own below it). */
 static bool image_any(const struct map_entry *m, void *ctx)
 {
 	struct maps_pc q = {ctx, m->start};
 
-	image_at(m, &q);
+	if (m->start >= q.g->base)
+		image_at(m, &q);
 	return false;
 }
 

@@ -76,9 +76,11 @@ void elf_file_range(const struct elf_file *e, uint64_t *lo, uint64_t *hi);
 /* Is link address ADDR in an executable segment of E? */
 bool elf_file_in_code(const struct elf_file *e, uint64_t addr);
 /*
- * The PT_LOAD segment that maps file offset OFF, or NULL; of two that
- * share the page (lld's default layout), the executable one: what a guest
- * maps to run.
+ * The PT_LOAD segment that maps file offset OFF, or NULL.  Of two that
+ * share the page, the one that starts in it (a mapping at that offset is
+ * its own: a data segment after read-only data); of two that both start
+ * there (lld's default layout), or neither, the executable one: what a
+ * guest maps to run.
  */
 const struct load_seg *elf_file_seg_at_offset(const struct elf_file *e, uint64_t off);
 /* Up to LEN bytes of the file's image at link address ADDR, as loaded;
