@@ -9,6 +9,9 @@
 #             host's service): each translation hits a uprobe;
 #   launched  `qemu-jitbpf -- STOCK ...`: the tool starts, attaches before
 #             QEMU runs, writes the perf map at the end;
+#   beside    no tool on this QEMU, but `qemu-jitbpf --qemu STOCK -- sleep`
+#             running: a tree watching the binary for every process that
+#             runs it (its BPF side drops those outside the tree);
 #   ours      for comparison, the patched QEMU launched the same way.
 #
 # GAP=S sleeps S seconds between runs (default 0: back to back); BUSY=1
@@ -46,7 +49,7 @@ wall() { # COMMAND...: its wall time, s
 	echo "$EPOCHREALTIME - $t0" | bc -l
 }
 
-plain=() attached=() launched=() ours=()
+plain=() attached=() launched=() beside=() ours=()
 settle
 for ((i = 0; i < ROUNDS; i++)); do
 	plain+=("$(wall "$STOCK" "$PY" -c "$W1")")
@@ -64,18 +67,36 @@ for ((i = 0; i < ROUNDS; i++)); do
 	launched+=("$(wall "$TOOL" -- "$STOCK" "$PY" -c "$W1")")
 	settle
 	sleep "$GAP"
+	"$TOOL" -v --qemu "$STOCK" -- sleep 60 2>"$work/tree.err" &
+	svc=$!
+	while ! grep -q 'probes attached' "$work/tree.err"; do sleep 0.05; done
+	sleep 0.3
+	beside+=("$(wall "$STOCK" "$PY" -c "$W1")")
+	kill -INT "$svc"
+	wait "$svc" || true
+	svc=
+	settle
+	sleep "$GAP"
 	ours+=("$(wall "$TOOL" -- "$PAT" "$PY" -c "$W1")")
 	settle
 	sleep "$GAP"
 done
 
+# Each run against the plain run of its round (the machine drifts).
+ratios() { # VALUES
+	local -a v=($1)
+	for ((i = 0; i < ${#v[@]}; i++)); do echo "${v[i]} / ${plain[i]}" | bc -l; done | paste -sd' '
+}
 row() { # NAME VALUES
-	local v=$2
-	printf '%-9s median %.3f s  (min %.3f, max %.3f)\n' "$1" "$(median_of "$v")" \
-		"$(lines_of "$v" | sort -g | head -n1)" "$(lines_of "$v" | sort -g | tail -n1)"
+	local v=$2 r
+	r=$(ratios "$v")
+	printf '%-9s median %.3f s  (min %.3f, max %.3f)  to plain, pair by pair: median %.3f\n' \
+		"$1" "$(median_of "$v")" "$(lines_of "$v" | sort -g | head -n1)" \
+		"$(lines_of "$v" | sort -g | tail -n1)" "$(median_of "$r")"
 }
 echo "W1 under QEMU 10.2.2, $ROUNDS rounds, GAP=$GAP BUSY=$BUSY, $(date -u +%F)"
 row plain "${plain[*]}"
 row attached "${attached[*]}"
 row launched "${launched[*]}"
+row beside "${beside[*]}"
 row ours "${ours[*]}"
