@@ -281,10 +281,12 @@ int BPF_USDT(tb_flush)
 {
 	struct qj_hdr *r;
 
-	if (stock && !stock_followed(qj_current_ids() >> 32))
-		return 0;
-	if (stock)
+	if (stock) {
+		/* (A stock QEMU outside the tree is none of ours.) */
+		if (!stock_followed(qj_current_ids() >> 32))
+			return 0;
 		stock_flush();
+	}
 	r = reserve(sizeof(*r));
 	if (!r)
 		return 0;

@@ -20,7 +20,6 @@
 #include "qemu-jitbpf.h"
 #include "sample.h"
 
-/* Our probes into process P, which runs binary B. */
 /*
  * A stock QEMU has no fork or attach wait: what it translates before its
  * probes are attached is lost.  So its binary's are attached once, for
@@ -44,6 +43,7 @@ static int attach_stock(struct engine *e, const struct binary *b, const struct b
 	return -ENOENT;
 }
 
+/* Our probes into process P, which runs binary B. */
 static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 {
 	pid_t pid = p->t->pid;
