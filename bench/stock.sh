@@ -37,7 +37,7 @@ need_root
 work=$(mktemp -d)
 busy= svc=
 # The perf maps the runs leave in /tmp go at the end.
-trap '[ -z "$busy" ] || kill "$busy"; [ -z "$svc" ] || kill -INT "$svc"
+trap '[ -z "$busy" ] || kill "$busy"; [ -z "$svc" ] || kill -INT -- -"$svc"
 	find /tmp -maxdepth 1 -name "perf-*.map" -newer "$work/start" -delete; rm -rf "$work"' EXIT
 touch "$work/start"
 cd "$work"
@@ -49,32 +49,37 @@ wall() { # COMMAND...: its wall time, s
 	echo "$EPOCHREALTIME - $t0" | bc -l
 }
 
+# W1 under the stock QEMU while the tool runs with ARGS, from when its
+# stderr says READY, its wall time into T; the tool is then stopped as
+# Ctrl-C does.  (Not in a subshell: the EXIT trap stops it on a failure.)
+with_tool() { # READY ARGS...
+	local ready=$1
+	shift
+	# (Its own process group: a tree's command goes with it.)
+	setsid "$TOOL" "$@" 2>"$work/tool.err" &
+	svc=$!
+	while ! grep -q "$ready" "$work/tool.err"; do sleep 0.05; done
+	sleep 0.3
+	T=$(wall "$STOCK" "$PY" -c "$W1")
+	kill -INT -- -"$svc"
+	wait "$svc" || true
+	svc=
+}
+
 plain=() attached=() launched=() beside=() ours=()
 settle
 for ((i = 0; i < ROUNDS; i++)); do
 	plain+=("$(wall "$STOCK" "$PY" -c "$W1")")
 	sleep "$GAP"
-	"$TOOL" -a --qemu "$STOCK" --perfmap 2>"$work/svc.err" &
-	svc=$!
-	while ! grep -q 'qemu-jitbpf: warning' "$work/svc.err"; do sleep 0.05; done
-	sleep 0.3
-	attached+=("$(wall "$STOCK" "$PY" -c "$W1")")
-	kill -INT "$svc"
-	wait "$svc" || true
-	svc=
+	with_tool 'qemu-jitbpf: warning' -a --qemu "$STOCK" --perfmap
+	attached+=("$T")
 	settle
 	sleep "$GAP"
 	launched+=("$(wall "$TOOL" -- "$STOCK" "$PY" -c "$W1")")
 	settle
 	sleep "$GAP"
-	"$TOOL" -v --qemu "$STOCK" -- sleep 60 2>"$work/tree.err" &
-	svc=$!
-	while ! grep -q 'probes attached' "$work/tree.err"; do sleep 0.05; done
-	sleep 0.3
-	beside+=("$(wall "$STOCK" "$PY" -c "$W1")")
-	kill -INT "$svc"
-	wait "$svc" || true
-	svc=
+	with_tool 'probes attached' -v --qemu "$STOCK" -- sleep 60
+	beside+=("$T")
 	settle
 	sleep "$GAP"
 	ours+=("$(wall "$TOOL" -- "$PAT" "$PY" -c "$W1")")
