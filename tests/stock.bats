@@ -23,6 +23,11 @@ teardown() {
 	[ -z "${BINFMT_ON:-}" ] || binfmt_unregister
 }
 
+# The perf maps a run's -v output says it wrote, one a line.
+maps_written() { # OUTPUT
+	sed -nE 's/^qemu-jitbpf: pid [0-9]+ \(exit\): wrote (.*)$/\1/p' <<<"$1"
+}
+
 NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and coverage of the blocks it translates from now on, named per block; no jitdump'
 
 @test "stock dtrace QEMU, launched under perf (x86_64, aarch64): the perf map names >= 90 % of the JIT samples, hot_main the hottest; what it cannot do said once" {
@@ -125,7 +130,7 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 		'$SX' '$hot' 100000; wait; (sleep 1; touch '$D/fstop') & '$SX' '$(guest x86_64 forker)' '$D/fstop'"
 	assert_success
 	assert_line --regexp '^parent [0-9]+ '
-	maps=$(sed -nE 's/^qemu-jitbpf: pid [0-9]+ \(exit\): wrote (.*)$/\1/p' <<<"$output")
+	maps=$(maps_written "$output")
 	[ "$(wc -l <<<"$maps")" = 5 ] || fail "$output"
 	for p in $maps; do
 		n=$(wc -l <"$p")
@@ -145,8 +150,9 @@ NOTE='^qemu-jitbpf: warning: .* is a QEMU without our probes: perf map and cover
 	BINFMT_ON=1
 	run "$QEMU_JITBPF" -v --perfmap -- sh -c "'$ahot' 100000; '$ahot' 100000"
 	binfmt_unregister
+	BINFMT_ON=
 	assert_success
-	maps=$(sed -nE 's/^qemu-jitbpf: pid [0-9]+ \(exit\): wrote (.*)$/\1/p' <<<"$output")
+	maps=$(maps_written "$output")
 	[ "$(wc -l <<<"$maps")" = 2 ] || fail "$output"
 	for p in $maps; do
 		n=$(wc -l <"$p")

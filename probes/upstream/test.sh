@@ -28,6 +28,11 @@ for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
 	case $p in */0000-*) ;; *) PATCHES+=("$p") ;; esac
 done
 die() { log "error: $*"; exit 1; }
+# Debian's 10.2.2 source, as the other builds get it, unpacked into DIR.
+debian_source() { # DIR
+	"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
+	dpkg-source -q -x "$CACHE/dl/qemu_10.2.2+ds-1.dsc" "$1" >/dev/null
+}
 
 env_meson=()
 if [ "${REUSE:-0}" = 1 ] && [ -x "$WORK/obj/qemu-x86_64" ]; then
@@ -51,8 +56,7 @@ if [ -n "${QEMU_SRC:-}" ]; then
 		[ -e "$SRC/subprojects/$w/meson.build" ] || missing+=("$w")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
-		"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
-		dpkg-source -q -x "$CACHE/dl/qemu_10.2.2+ds-1.dsc" "$WORK/debian-src" >/dev/null
+		debian_source "$WORK/debian-src"
 		for w in "${missing[@]}"; do
 			cmp -s "$SRC/subprojects/$w.wrap" "$WORK/debian-src/subprojects/$w.wrap" ||
 				die "subprojects/$w is missing and its wrap is not 10.2.2's: meson subprojects download"
@@ -61,9 +65,8 @@ if [ -n "${QEMU_SRC:-}" ]; then
 		done
 	fi
 else
-	# Debian's 10.2.2, as the other builds get it (its meson too).
-	"$ROOT/scripts/qemu-build.sh" 10.2.2 stock >/dev/null
-	dpkg-source -q -x "$CACHE/dl/qemu_10.2.2+ds-1.dsc" "$WORK/src" >/dev/null
+	# Debian's 10.2.2 (its meson too).
+	debian_source "$WORK/src"
 	SRC=$WORK/src
 	for p in "${PATCHES[@]}"; do
 		patch -s -p1 -d "$SRC" <"$p" || die "$(basename "$p") does not apply"

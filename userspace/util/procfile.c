@@ -86,25 +86,6 @@ static pid_t ns_pid(pid_t pid)
 	return ns;
 }
 
-static int view_path(const struct proc_view *v, const char *path, bool dir);
-
-/* The device and inode of /tmp as V sees it now; ino 0 if it has none. */
-static void tmp_id(const struct proc_view *v, dev_t *dev, ino_t *ino)
-{
-	int fd = view_path(v, "/tmp", true);
-	struct stat st;
-
-	*dev = 0;
-	*ino = 0;
-	if (fd < 0)
-		return;
-	if (!fstat(fd, &st)) {
-		*dev = st.st_dev;
-		*ino = st.st_ino;
-	}
-	close(fd);
-}
-
 void proc_view_open(struct proc_view *v, pid_t pid)
 {
 	char root[64], mnt[64];
@@ -122,8 +103,18 @@ void proc_view_open(struct proc_view *v, pid_t pid)
 	snprintf(mnt, sizeof(mnt), "/proc/%d/ns/mnt", pid);
 	v->foreign = !same_file(mnt, "/proc/self/ns/mnt") || !same_file(root, "/");
 	v->nspid = ns_pid(pid);
-	if (v->foreign)
-		tmp_id(v, &v->tmp_dev, &v->tmp_ino);
+	if (v->foreign) {
+		/* Its /tmp now, to tell it from what lies beneath later. */
+		int fd = view_open_dir(v, "/tmp");
+		struct stat st;
+
+		if (fd >= 0 && !fstat(fd, &st)) {
+			v->tmp_dev = st.st_dev;
+			v->tmp_ino = st.st_ino;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 void proc_view_close(struct proc_view *v)
@@ -174,7 +165,7 @@ int view_open_dir(const struct proc_view *v, const char *path)
 
 int view_open_tmp(const struct proc_view *v)
 {
-	int fd = view_path(v, "/tmp", true);
+	int fd = view_open_dir(v, "/tmp");
 	struct stat st;
 
 	if (fd < 0 || !v->tmp_ino)
