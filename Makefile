@@ -63,8 +63,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werr
 CLANG_BPF_SYS_INCLUDES = $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n \
 	'/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 # userspace/ is grouped by layer (docs/design/README.md): util, naming, writers,
-# profiler and coverage, push, engine, cli (the command line), main.c on top.
-TOOL_LAYERS := util naming writers profiler coverage push engine cli
+# profiler and coverage, report and stacks and push, engine, cli (the command
+# line), main.c on top.
+TOOL_LAYERS := util naming writers profiler coverage report stacks push engine cli
 TOOL_SRCS := $(foreach l,$(TOOL_LAYERS),$(wildcard userspace/$(l)/*.c)) userspace/main.c
 TOOL_OBJS := $(patsubst userspace/%.c,$(TOOL_OBJ)/%.o,$(TOOL_SRCS)) $(TOOL_OBJ)/profile.pb-c.o
 TOOL_LIBS := $(LIBBPF_A) -lelf -ldw -ldeflate -lz -lpthread -lprotobuf-c -liberty
@@ -101,7 +102,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref qemu-stock binfmt-install binfmt-uninstall deb guests tests check check-asan test bench demo fuzz fuzzers \
+.PHONY: FORCE dist all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref qemu-stock binfmt-install binfmt-uninstall deb guests tests check check-stress check-asan test bench demo fuzz fuzzers \
 	format install clean distclean
 
 all: tool guests
@@ -118,7 +119,17 @@ $(TOOL_OBJ)/%.bpf.o: bpf/%.bpf.c $(LIBBPF_A)
 
 # The headers the tool's sources include that the build makes.
 SKELS := $(TOOL_OBJ)/qemu-jitbpf.skel.h $(TOOL_OBJ)/sample.skel.h
-GEN_HDRS := $(SKELS) $(TOOL_OBJ)/profile.pb-c.h
+GEN_HDRS := $(SKELS) $(TOOL_OBJ)/profile.pb-c.h $(TOOL_OBJ)/version.h
+
+# The version (scripts/version.sh: a tag's, or VERSION's and the commit's)
+# and where to report bugs, rewritten only when they change.
+VERSION_STR := $(shell scripts/version.sh)
+BUG_URL := https://github.com/qemu-jitbpf/qemu-jitbpf/issues
+$(TOOL_OBJ)/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define QJ_VERSION "%s"\n#define QJ_BUG_URL "%s"\n' '$(VERSION_STR)' '$(BUG_URL)' \
+		>$@.tmp && if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+FORCE:
 
 $(SKELS): $(TOOL_OBJ)/%.skel.h: $(TOOL_OBJ)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp && mv $@.tmp $@
@@ -196,12 +207,15 @@ help:
 	@echo "                 10.2.2 also as qemu-x86_64-static and qemu-aarch64-static"
 	@echo "make qemu-ref    build unpatched QEMU 10.2.2, same configuration"
 	@echo "make qemu-stock  build unpatched QEMU 10.2.2 as Fedora's qemu-user-static (degraded mode)"
+	@echo "make dist        the release tarball, build/qemu-jitbpf-VERSION.tar.gz"
 	@echo "make deb         Debian packages of the tool and of our static emulators, in build/deb"
 	@echo "make binfmt-install    run foreign executables (containers too) with our static"
 	@echo "                 emulators through binfmt_misc; make binfmt-uninstall undoes it"
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
 	@echo "make tool        build/bin/qemu-jitbpf; make install PREFIX=... installs it and tools/"
 	@echo "make test        run the bats suite on what is built"
+	@echo "make check-stress  the suite STRESS_PASSES times (3) under a CPU hog with cold"
+	@echo "                 caches, each test's failures (STRESS_FILES=tests/x.bats: some)"
 	@echo "make check-asan  the suite again on the tool built with ASan and UBSan"
 	@echo "make fuzz        run each fuzz target FUZZ_TIME seconds (300); build/fuzz keeps finds"
 	@echo "make format      clang-format the C sources in place (tests/build.bats checks them)"
@@ -239,6 +253,11 @@ binfmt-install:
 
 binfmt-uninstall:
 	@scripts/binfmt.sh uninstall
+
+# The release tarball, build/qemu-jitbpf-VERSION.tar.gz (scripts/dist.sh):
+# it builds and tests from its own directory as that version.
+dist:
+	@scripts/dist.sh $(BUILD)
 
 # Debian packages of the tool and of our static emulators (scripts/deb.sh).
 deb: tool
@@ -416,6 +435,14 @@ test: tool guests tests fuzzers
 check: deps
 	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers
 	@$(MAKE) --no-print-directory test
+
+# Tests that fail now and then, found before CI does: the suite (or
+# STRESS_FILES) STRESS_PASSES times, each with a CPU hog on one core and
+# cold caches; each test's failure count (tests/stress.sh).
+STRESS_PASSES ?= 3
+check-stress: deps
+	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers
+	@tests/stress.sh -n $(STRESS_PASSES) $(STRESS_FILES)
 
 # The whole suite once more, on the tool built with ASan and UBSan: any
 # report fails the test that ran it (halt_on_error, exit code 23).

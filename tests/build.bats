@@ -106,12 +106,12 @@ checkpatch_clean() { # CP PATCH
 }
 
 # userspace/ is grouped by layer, lowest first: util, naming, writers and
-# profiler and coverage (side by side), push, engine, cli, main.c
-# (docs/design/README.md).
+# profiler and coverage (side by side), report and stacks and push (side by
+# side, on the profiler), engine, cli, main.c (docs/design/README.md).
 layer() { # FOLDER
 	case $1 in
-	util) echo 0 ;; naming) echo 1 ;; writers | profiler | coverage) echo 2 ;; push) echo 3 ;;
-	engine) echo 4 ;; cli) echo 5 ;; main) echo 6 ;; *) echo 9 ;;
+	util) echo 0 ;; naming) echo 1 ;; writers | profiler | coverage) echo 2 ;;
+	report | stacks | push) echo 3 ;; engine) echo 4 ;; cli) echo 5 ;; main) echo 6 ;; *) echo 9 ;;
 	esac
 }
 

@@ -28,6 +28,11 @@ debs() {
 	run make -C "$TOP" --no-print-directory deb
 	assert_success
 	[ "$(debs | wc -l)" = 2 ] || fail "$(ls "$BUILD/deb")"
+	# Both are the version the tool says (scripts/version.sh).
+	for f in $(debs); do
+		[ "$(dpkg-deb -f "$f" Version)" = "$("$TOP/scripts/version.sh")" ] ||
+			fail "$f: version $(dpkg-deb -f "$f" Version)"
+	done
 	run lintian --fail-on error,warning $(debs)
 	echo "$output" | sed 's/^/# lintian: /' >&3
 	assert_success

@@ -223,6 +223,9 @@ cpu_s() {
 	assert_success
 	assert_line --regexp '^  pauth: fib-pac: pointer authentication helpers took [0-9]+% of [0-9.]+ s of CPU\.$'
 	[ "$(diagnoses)" = "pauth fib-pac" ] || fail "diagnoses: $(diagnoses)"
+	# The command is the guest's, from its program on: not QEMU's -cpu.
+	[ "$(json "$D/r.json" "r['processes'][0]['command']")" = "$(guest aarch64 fib-pac) 26" ] ||
+		fail "command: $(json "$D/r.json" "r['processes'][0]['command']")"
 	before=$(cpu_s)
 	# The change applied: no pointer authentication; the hint-space
 	# PACIASP and AUTIASP run as no-ops, and fib gives the same result.

@@ -43,6 +43,62 @@ teardown() {
 only in the man page: $(comm -13 <(echo "$help") <(echo "$man") | xargs)"
 }
 
+# The long options named in --help's block that starts with a line
+# matching START, up to its first empty line.
+help_block_options() { # START
+	"$QEMU_JITBPF" --help | awk -v start="$1" '$0 ~ start { on = 1 } on && /^$/ { exit } on' |
+		grep -oE -- '--[a-z][a-z-]*' | sort -u
+}
+
+# The long options of the man page's section NAME, up to the next .SH.
+man_section_options() { # NAME
+	awk -v sh=".SH $1" '$0 == sh { on = 1; next } on && /^\.SH / { exit } on' \
+		"$TOP/docs/qemu-jitbpf.8" | sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z-]*' | sort -u
+}
+
+@test "--help's usage and examples and the man page's synopsis and examples: real options, the same ones, the features people come for" {
+	local all usage synopsis examples man_examples f
+	all=$("$QEMU_JITBPF" --help | grep -E '^ +-' | sed -E 's/^ +//; s/  .*//' |
+		grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	usage=$(help_block_options '^USAGE:')
+	examples=$(help_block_options '^EXAMPLES:' | grep -vx -- '--' || true)
+	synopsis=$(man_section_options SYNOPSIS)
+	man_examples=$(man_section_options EXAMPLES)
+	# Every option they name is one the tool has.
+	for f in usage examples synopsis man_examples; do
+		[ -z "$(comm -23 <(echo "${!f}") <(echo "$all"))" ] ||
+			fail "$f names options the tool lacks: $(comm -23 <(echo "${!f}") <(echo "$all") | xargs)"
+	done
+	# The man page's synopsis has each of --help's usage (and the options
+	# of each subsystem), its examples each option --help's examples use.
+	[ -z "$(comm -23 <(echo "$usage") <(echo "$synopsis"))" ] ||
+		fail "in --help's usage, not in the synopsis: $(comm -23 <(echo "$usage") <(echo "$synopsis") | xargs)"
+	[ -z "$(comm -23 <(echo "$examples") <(echo "$man_examples"))" ] ||
+		fail "in --help's examples, not the man page's: $(comm -23 <(echo "$examples") <(echo "$man_examples") | xargs)"
+	# What people come for is in each.
+	for f in --report --stacks --off-cpu --coverage --push --profile --uftrace --jitdump; do
+		grep -qx -- "$f" <<<"$usage" || fail "--help's usage lacks $f"
+		grep -qx -- "$f" <<<"$synopsis" || fail "the synopsis lacks $f"
+		grep -qx -- "$f" <<<"$examples" || fail "--help's examples lack $f"
+		grep -qx -- "$f" <<<"$man_examples" || fail "the man page's examples lack $f"
+	done
+}
+
+@test "--version, the man page and the packages say the version scripts/version.sh says; bugs go to the issue tracker" {
+	local v
+	v=$("$TOP/scripts/version.sh")
+	run "$QEMU_JITBPF" --version
+	assert_success
+	assert_output "qemu-jitbpf $v"
+	# A release's man page names the release: VERSION's.
+	head -n1 "$TOP/docs/qemu-jitbpf.8" | grep -qF "\"qemu-jitbpf $(cat "$TOP/VERSION")\"" ||
+		fail "man page: $(head -n1 "$TOP/docs/qemu-jitbpf.8")"
+	grep -q "^## $(sed 's/\./\\./g' "$TOP/VERSION") " "$TOP/NEWS.md" || fail "NEWS.md has no $(cat "$TOP/VERSION")"
+	run "$QEMU_JITBPF" --help
+	assert_output --regexp 'Report bugs to <https://[^>]+/issues>'
+	refute_output --partial localhost
+}
+
 @test "neither -p nor a command is a usage error" {
 	run "$QEMU_JITBPF"
 	[ "$status" -ne 0 ]

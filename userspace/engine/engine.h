@@ -29,7 +29,7 @@
 #include "util/pidtab.h"
 #include "coverage/coverage.h"
 #include "profiler/profiler.h"
-#include "profiler/report.h"
+#include "report/report.h"
 #include "push/push.h"
 #include "writers/callfilter.h"
 #include "writers/uftrace.h"
@@ -190,12 +190,13 @@ struct proc *procs_find(struct engine *e, pid_t pid);
  */
 struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask);
 /*
- * The guest's command line in QEMU's CMDLINE: from the guest program EXE
- * on; ARGV0: QEMU was started by binfmt_misc with flag P (it has the
- * program's path, then the guest's own argv[0], where the guest's
- * command line starts).
+ * The guest's command line in a linux-user QEMU's CMDLINE: from the guest
+ * program on, past QEMU's options; ARGV0: QEMU was started by binfmt_misc
+ * with flag P (it has the program's path, then the guest's own argv[0],
+ * where the guest's command line starts).  SYSTEM: a system emulator's,
+ * which is all its own.
  */
-char *proc_command(const char *cmdline, const char *exe, bool argv0);
+char *proc_command(const char *cmdline, bool argv0, bool system);
 /* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */
 bool proc_preserves_argv0(pid_t pid);
 /* Ask P for its handshake. */

@@ -7,7 +7,7 @@
  */
 #include "engine/engine.h"
 #include "engine/output.h"
-#include "profiler/waits.h"
+#include "stacks/waits.h"
 #include "util/procfile.h"
 #include "util/util.h"
 

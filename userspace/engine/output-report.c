@@ -9,7 +9,7 @@
  */
 #include "engine/engine.h"
 #include "engine/output.h"
-#include "profiler/timeline.h"
+#include "report/timeline.h"
 #include "util/procfile.h"
 #include "util/util.h"
 
@@ -100,7 +100,7 @@ static void fill_row(struct report *r, struct proc *p, const char *exe)
 	pid_t ppid;
 
 	free(row->command);
-	row->command = proc_command(p->cmdline ? p->cmdline : p->t->exe, exe, row->argv0);
+	row->command = proc_command(p->cmdline ? p->cmdline : p->t->exe, row->argv0, p->t->system);
 	report_set_program(r, row, path_base(exe));
 	row->tbs = p->s.jm.tbs;
 	row->flushes = p->s.jm.flushes;

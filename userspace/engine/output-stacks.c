@@ -7,7 +7,7 @@
 #include "engine/engine.h"
 #include "engine/output.h"
 #include "profiler/sampler.h"
-#include "profiler/stacks.h"
+#include "stacks/stacks.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -138,7 +138,7 @@ static void dump(struct engine *e, struct proc *p)
 	command = proc_command(p->cmdline     ? p->cmdline
 			       : qemu_cmdline ? qemu_cmdline
 					      : p->t->exe,
-			       p->s.jm.exe_path, proc_preserves_argv0(pid));
+			       proc_preserves_argv0(pid), p->t->system);
 	free(qemu_cmdline);
 	if (json_file(e->o->stacks_file))
 		stacks_write_json(e->stacks_out, !e->stacks_dumped, pid, command, d.v, d.n, others);

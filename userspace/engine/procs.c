@@ -437,22 +437,56 @@ void procs_last_counts(struct engine *e)
 }
 
 /*
- * The guest's command line in QEMU's: from the guest program on.  QEMU
- * started by binfmt_misc with flag P has the program's path, then the
- * guest's own argv[0]: the guest's command line starts there.
+ * QEMU's linux-user options that take an argument (linux-user/main.c's
+ * arg_table: 10.2.2's, and 7.2's -p); the others take none.
  */
-char *proc_command(const char *cmdline, const char *exe, bool argv0)
+static bool qemu_option_takes_arg(const char *opt, size_t len)
 {
-	const char *at = exe ? strstr(cmdline, exe) : NULL;
+	static const char with_arg[] =
+		" g L s cpu E U 0 r B R t d dfilter D tb-size seed trace plugin p ";
 
-	if (!at) {
-		/* QEMU's own name first, then (without options) the guest's. */
-		at = strchr(cmdline, ' ');
-		at = at ? at + 1 : cmdline;
-	} else if (argv0 && at[strlen(exe)] == ' ') {
-		at += strlen(exe) + 1;
+	for (const char *at = with_arg; (at = strstr(at + 1, " ")) && at[1];)
+		if (!strncmp(at + 1, opt, len) && at[1 + len] == ' ')
+			return true;
+	return false;
+}
+
+/* The word of LINE after the one at AT (words are split by spaces). */
+static const char *next_word(const char *at)
+{
+	const char *sp = strchr(at, ' ');
+
+	return sp ? sp + 1 : at + strlen(at);
+}
+
+/*
+ * The guest's command line in QEMU's: from the guest program on, past
+ * QEMU's own name and options, as QEMU's parse_args() reads them (-opt
+ * or --opt, an argument for some, -- to end them).  QEMU started by
+ * binfmt_misc with flag P has the program's path, then the guest's own
+ * argv[0]: the guest's command line starts there.  A line of QEMU alone
+ * (a process gone before it was read) stays as it is.
+ */
+char *proc_command(const char *cmdline, bool argv0, bool system)
+{
+	const char *at = system ? cmdline : next_word(cmdline);
+
+	while (!system && *at == '-') {
+		const char *opt = at + 1, *end = next_word(at);
+		size_t len;
+
+		at = end;
+		if (*opt == '-')
+			opt++;
+		len = (size_t)(end - opt) - (*end ? 1 : 0);
+		if (!len) /* "--" */
+			break;
+		if (qemu_option_takes_arg(opt, len))
+			at = next_word(at);
 	}
-	return xstrdup(at);
+	if (argv0 && !system && *at)
+		at = next_word(at);
+	return xstrdup(*at ? at : cmdline);
 }
 
 /* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "profiler/waits.h"
+#include "stacks/waits.h"
 #include "profiler/profiler.h"
-#include "profiler/stacks.h"
+#include "stacks/stacks.h"
 #include "util/util.h"
 
 #include <stdio.h>

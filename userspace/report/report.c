@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "profiler/report.h"
-#include "profiler/diagnose.h"
+#include "report/report.h"
+#include "report/diagnose.h"
 #include "util/util.h"
 
 #include <inttypes.h>

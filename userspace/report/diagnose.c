@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "profiler/diagnose.h"
+#include "report/diagnose.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "profiler/timeline.h"
+#include "report/timeline.h"
 #include "util/util.h"
 
 #include <inttypes.h>

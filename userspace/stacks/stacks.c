@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "profiler/stacks.h"
+#include "stacks/stacks.h"
 #include "naming/symbols.h"
 #include "naming/syscalls.h"
 #include "profiler/sampler.h"

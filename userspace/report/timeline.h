@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "profiler/report.h"
+#include "report/report.h"
 
 void timeline_write(const struct report *r, FILE *f);
 
