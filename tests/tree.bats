@@ -248,6 +248,33 @@ check_commands() { # STDERR-FILE EXPECTED-HOT [UNNAMED]
 	check_commands "$D/err" 2 1
 }
 
+@test "a short QEMU that make runs 50 times: every run has its perf map, report row, uftrace task and coverage, and the tool exits 0" {
+	local fib pids pid
+	# Each QEMU is exec'd by make's shell, attached after its exec, and
+	# ends before its watcher's first poll: its handshake comes at its
+	# exit, and what it reported before is read then.
+	fib=$(guest aarch64 fib)
+	{
+		printf 'all:\n'
+		for pid in $(seq 50); do printf '\t%s %s 3 >/dev/null\n' "$QA" "$fib"; done
+	} >"$D/Makefile"
+	run "$QEMU_JITBPF" --perfmap --coverage="$D/cov.info" --report="$D/r.json" \
+		--uftrace="$D/u" -- make -s -C "$D"
+	assert_success
+	refute_output --partial "before its handshake"
+	pids=$(python3 -c "import json, sys; print(' '.join(str(p['pid']) for p in json.load(open(sys.argv[1]))['processes'] if p['program'] == 'fib'))" "$D/r.json")
+	[ "$(wc -w <<<"$pids")" = 50 ] || fail "$(wc -w <<<"$pids") report rows of fib, not 50"
+	for pid in $pids; do
+		grep -q ' fib$' "/tmp/perf-$pid.map" || fail "pid $pid: no fib in its perf map"
+		rm -f "/tmp/perf-$pid.map"
+		# fib(3) calls fib 5 times.
+		[ "$(uftrace report -d "$D/u" --tid "$pid" -s call 2>/dev/null |
+			awk '$NF == "fib" { print $(NF-1) }')" = 5 ] || fail "pid $pid: fib not called 5 times"
+	done
+	# Every run in one tracefile, where fib ran.
+	grep -qx 'FNDA:[1-9][0-9]*,fib' "$D/cov.info" || fail "fib not run: $(grep FNDA "$D/cov.info")"
+}
+
 @test "valgrind: no memory error and no leak following a forking guest, every writer" {
 	no_valgrind_under_asan
 	run valgrind -q --suppressions="$TOP/tests/valgrind.supp" --error-exitcode=99 \

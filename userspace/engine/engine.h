@@ -159,7 +159,7 @@ struct engine {
 	bool stock_noted; /* what a stock QEMU cannot do was said */
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
-	uint64_t tbs_early, tbs_held, tbs_cached, tbs_incomplete;
+	uint64_t tbs_early, tbs_kept, tbs_held, tbs_cached, tbs_incomplete;
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
 

@@ -151,8 +151,14 @@ void procs_end(struct engine *e, struct proc *p, const char *why, bool gone)
 		root_check(e, s);
 	pe.named = !e->nameless && session_named(s, engine_wants_code(e->o));
 	if (!pe.named && !e->nameless) {
-		pr_dbg("pid %d (%s): no complete handshake, no files", p->t->pid, why);
+		/* Its records are lost: say whose.  One that ended had told us
+		 * all it ran, and the run fails; one we stop following while it
+		 * runs (-d, Ctrl-C) was cut short by the user. */
+		pr_warn("pid %d (%s): its %s came before its handshake: no files of it", p->t->pid,
+			p->cmdline ? p->cmdline : p->t->exe, pe.running ? "end of the run" : why);
 		e->unnamed++;
+		if (!pe.running)
+			e->err = e->err ? e->err : -EPROTO;
 	}
 	if (pe.named && e->ret.keep.on)
 		pe.k = retention_begin(&e->ret, p->t->pid, p->start, mono_ns());
@@ -168,6 +174,7 @@ void procs_end(struct engine *e, struct proc *p, const char *why, bool gone)
 	e->tbs += s->jm.tbs;
 	e->flushes += s->jm.flushes;
 	e->tbs_early += s->jm.tbs_early;
+	e->tbs_kept += s->tbs_kept;
 	e->tbs_held += s->jm.tbs_held;
 	e->tbs_cached += s->jm.tbs_cached;
 	e->tbs_incomplete += s->jm.tbs_incomplete;

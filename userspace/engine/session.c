@@ -193,6 +193,72 @@ static void on_run(void *ctx, const struct jit_run *run)
 		emit_jitdump(s, run);
 }
 
+/* A record kept before the prologue came, 8-byte aligned as the ring's. */
+struct kept_rec {
+	struct kept_rec *next;
+	size_t size;
+	uint64_t data[];
+};
+
+/* What the records kept before the prologue may take, per process. */
+#define EARLY_MAX_BYTES (64u << 20)
+
+/*
+ * Before the prologue, the layout of QEMU's reports is not known: keep
+ * its TB reports, and the flushes among them, to be read once it is.
+ * False when the record is not one to keep, or there is no room left
+ * (it is then dropped, and counted, as before the handshake).
+ */
+static bool keep_early(struct session *s, const void *data, size_t size)
+{
+	const struct qj_hdr *h = data;
+	struct kept_rec *k;
+
+	if (s->jm.layout_known || s->target->stock ||
+	    (h->type != QJ_EV_TBS && (h->type != QJ_EV_FLUSH || !s->early)) ||
+	    (h->type == QJ_EV_TBS && size < sizeof(struct qj_tbs)) ||
+	    s->early_bytes + size > EARLY_MAX_BYTES)
+		return false;
+	k = xmalloc(sizeof(*k) + size);
+	k->next = NULL;
+	k->size = size;
+	memcpy(k->data, data, size);
+	if (!s->early)
+		s->early_tail = &s->early;
+	*s->early_tail = k;
+	s->early_tail = &k->next;
+	s->early_bytes += size;
+	if (h->type == QJ_EV_TBS)
+		s->tbs_kept += ((const struct qj_tbs *)data)->count;
+	return true;
+}
+
+static void free_early(struct session *s)
+{
+	for (struct kept_rec *k = s->early, *next; k; k = next) {
+		next = k->next;
+		free(k);
+	}
+	s->early = NULL;
+	s->early_bytes = 0;
+}
+
+/* The prologue came: what was kept before it, in order. */
+static void read_early(struct session *s)
+{
+	struct kept_rec *k = s->early;
+
+	s->early = NULL;
+	s->early_bytes = 0;
+	while (k) {
+		struct kept_rec *next = k->next;
+
+		session_event(s, k->data, k->size);
+		free(k);
+		k = next;
+	}
+}
+
 static void on_prologue(struct session *s, const struct qj_prologue *r)
 {
 	jitmap_prologue(&s->jm, r);
@@ -209,6 +275,7 @@ static void on_prologue(struct session *s, const struct qj_prologue *r)
 	}
 	if (s->smp)
 		samples_prepare(s->smp, &s->jm);
+	read_early(s);
 }
 
 static void on_marker(struct session *s, const struct qj_marker *r)
@@ -351,6 +418,8 @@ void session_event(struct session *s, const void *data, size_t size)
 {
 	const struct qj_hdr *h = data;
 
+	if (keep_early(s, data, size))
+		return;
 	switch (h->type) {
 	case QJ_EV_TBS:
 		if (size >= sizeof(struct qj_tbs))
@@ -457,6 +526,7 @@ int session_check_handshake(struct session *s, bool need_prologue)
 
 void session_free(struct session *s)
 {
+	free_early(s);
 	if (s->blocks_unplaced)
 		pr_dbg("pid %d: %llu TBs came before its guest_base was known: unnamed",
 		       s->target->pid, (unsigned long long)s->blocks_unplaced);

@@ -47,6 +47,15 @@ struct session {
 	uint64_t bytes;
 	char *marker_path;
 	bool marker_refused; /* QEMU's marker is not what it made: no jitdump */
+	/*
+	 * Records that came before the handshake's prologue, in order (TB
+	 * reports, and the flushes between them): read once it comes.  A
+	 * QEMU that exits or execs before its handshake gives it then, and
+	 * what it reported is all it ran.
+	 */
+	struct kept_rec *early, **early_tail;
+	size_t early_bytes;
+	uint64_t tbs_kept; /* TB reports kept so */
 	/* A stock QEMU (the degraded mode): */
 	uint64_t blocks_unplaced; /* TBs before its guest_base was known */
 	uint64_t stock_tried_ns;  /* when a TB last had us read its mappings */

@@ -42,6 +42,11 @@ void engine_summary(struct engine *e)
 		pr_dbg("%" PRIu64 " TB reports predate the handshake (QEMU translates "
 		       "again what still runs)",
 		       e->tbs_early);
+	if (e->tbs_kept)
+		pr_dbg("%" PRIu64
+		       " TB reports came before the handshake's prologue: kept, and read "
+		       "once it came",
+		       e->tbs_kept);
 	if (e->tbs_held && e->stock_noted)
 		pr_dbg("%" PRIu64 " TB reports from before the handshake (a stock QEMU's: before "
 		       "its guest_base was known), kept until it came",
