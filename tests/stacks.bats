@@ -66,6 +66,32 @@ ok = (sorted(map(sorted, p['deadlocks'])) == [sorted([ab['tid'], ba['tid']])]
 sys.exit(not ok)" "$D/s.json" || fail "no cycle of hang-ab and hang-ba: $(cat "$D/s.json")"
 }
 
+# Frames through glibc's locks, which have no CFI: each locking thread's
+# goes __pthread_mutex_lock, its lock_* (found from the lock's code, and
+# said so), start_thread; the main thread's reaches main.
+check_prologue_frames() {
+	/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))['processes'][0]
+bad = []
+for t in p['threads']:
+    fs = [f['function'] for f in t['frames']]
+    if t['name'].startswith('hang-'):
+        lock = 'lock_' + t['name'][5:]
+        if lock not in fs or 'start_thread' not in fs[fs.index(lock):] or not any(
+                f.endswith('pthread_mutex_lock') for f in fs[:fs.index(lock)]):
+            bad.append((t['name'], fs))
+        elif t['frames'][fs.index(lock)]['found_by'] != 'prologue':
+            bad.append((t['name'], 'lock_* not marked as found by the prologue'))
+    elif 'main' not in fs:
+        bad.append((t['name'], fs))
+print(bad) if bad else None
+sys.exit(1 if bad else 0)" "$D/s.json" || fail "$(cat "$D/s.json")"
+	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
+	assert_success
+	assert_line --regexp "^  #[0-9]+ +0x[0-9a-f]+ lock_ab\+0x[0-9a-f]+ at .*hang.c:$(at hang-ab) \(found by its callee's prologue: no CFI\)$"
+}
+
 # The source line where thread NAME of hang.c blocks.
 at() { # NAME
 	grep -n "$1 blocks here" "$TOP/tests/guests/hang.c" | cut -d: -f1
@@ -81,14 +107,19 @@ at() { # NAME
 		stop_bg
 	done
 	# Debian's riscv64 and armhf static glibc have no CFI for their locks
-	# (the guest's own backtrace() stops there too): the frames up to it.
+	# (the guest's own backtrace() stops there): the frames through them
+	# are found by their code, as gdb's prologue analyzers find them, on
+	# to the guest's locking function at its line, its thread's start, and
+	# main for the thread that joins.
 	hang_dump "$V" riscv64 deadlock 2
-	check riscv64 hang-ab=futex/futex/__pthread_mutex_lock hang-ba=futex/futex/__pthread_mutex_lock
+	check riscv64 hang-ab=futex/futex/lock_ab:"$(at hang-ab)" hang-ba=futex/futex/lock_ba:"$(at hang-ba)"
 	check_cycle
+	check_prologue_frames
 	stop_bg
 	hang_dump "$V" arm deadlock 2
-	check arm hang-ab=futex/futex/__lll_lock_wait hang-ba=futex/futex/__lll_lock_wait
+	check arm hang-ab=futex/futex/lock_ab:"$(at hang-ab)" hang-ba=futex/futex/lock_ba:"$(at hang-ba)"
 	check_cycle
+	check_prologue_frames
 	# The text says it in one line.
 	run "$QEMU_JITBPF" -p "$BG_PID" --stacks
 	assert_success

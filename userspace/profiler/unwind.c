@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profiler/unwind.h"
+#include "naming/prologue.h"
 #include "util/util.h"
 
 #include <elf.h>
@@ -169,7 +170,15 @@ struct dwarf_unwinder {
 	const struct qj_sample *r;
 	uint64_t leaf;
 	uint64_t *pcs;
+	uint8_t *how;
 	size_t n, max;
+	/* Where libdwfl starts: the sample's registers, or a frame found by
+	 * its function's prologue (LR 0: unknown). */
+	uint64_t pc, sp, fp, lr;
+	bool restart; /* PC is a return address: pcs[] has it already */
+	/* The last frame libdwfl gave: its registers, where it knew them. */
+	uint64_t last_sp, last_fp;
+	bool last_sp_ok, last_fp_ok, last_activation;
 };
 
 static struct dwarf_unwinder dw;
@@ -213,16 +222,15 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 
 static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	const struct qj_sample *r = dw.r;
 	const struct guest_abi *abi = &dw.abi;
-	Dwarf_Word sp = r->gregs[QJ_SP], fp = r->gregs[QJ_FP], lr = r->gregs[QJ_LR];
+	Dwarf_Word sp = dw.sp, fp = dw.fp, lr = dw.lr;
 
 	(void)arg;
 	if (!dwfl_thread_state_registers(thread, abi->sp, 1, &sp) ||
 	    !dwfl_thread_state_registers(thread, abi->fp, 1, &fp) ||
-	    (abi->ra_in_lr && !dwfl_thread_state_registers(thread, abi->ra, 1, &lr)))
+	    (abi->ra_in_lr && lr && !dwfl_thread_state_registers(thread, abi->ra, 1, &lr)))
 		return false;
-	dwfl_thread_state_register_pc(thread, dw.leaf);
+	dwfl_thread_state_register_pc(thread, dw.pc);
 	return true;
 }
 
@@ -236,14 +244,100 @@ static const Dwfl_Thread_Callbacks dw_callbacks = {
 static int dw_frame(Dwfl_Frame *state, void *arg)
 {
 	Dwarf_Addr pc;
-	bool activation;
+	Dwarf_Word v;
+	bool activation, first = dw.restart;
 
 	(void)arg;
 	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
 		return DWARF_CB_ABORT;
+	dw.restart = false;
+	dw.last_sp_ok = !dwfl_frame_reg(state, dw.abi.sp, &v);
+	if (dw.last_sp_ok)
+		dw.last_sp = v;
+	dw.last_fp_ok = !dwfl_frame_reg(state, dw.abi.fp, &v);
+	if (dw.last_fp_ok)
+		dw.last_fp = v;
+	dw.last_activation = activation && !first;
+	/* A frame found by its prologue is in pcs[] already. */
+	if (first)
+		return DWARF_CB_OK;
+	if (dw.how)
+		dw.how[dw.n] = UNWIND_CFI;
 	dw.pcs[dw.n] = dw.n ? pc : dw.leaf;
 	dw.n++;
 	return dw.n < dw.max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Does the guest's EM_ARM code at link address LINK of E look like A32?
+ * GCC's A32 functions begin with an unconditional instruction (cond 0xe),
+ * which Thumb code's first two halfwords seldom make. */
+static bool arm_code_is_a32(struct elf_file *e, uint64_t link)
+{
+	uint8_t b[4];
+
+	return elf_file_read(e, link, b, sizeof(b)) == sizeof(b) && (b[3] >> 4) == 0xe;
+}
+
+/*
+ * The frame that called the one at PC (where it runs if ACTIVATION, else a
+ * return address), whose function has no CFI: found by reading the
+ * function's code from its start (naming/prologue.c), from the frame's SP,
+ * FP and LR (0: unknown).  Its pc, sp and fp into *CALLER.  False when the
+ * function is not known by name, has CFI (libdwfl's to follow, or the end
+ * of the stack), or its code does not tell.
+ */
+static bool prologue_caller(struct guest *g, uint64_t pc, bool activation, uint64_t sp, uint64_t fp,
+			    uint64_t lr, uint64_t caller[3])
+{
+	uint64_t at = activation ? pc : pc - 1, func, len, cfa, ra, word;
+	struct prologue_rule pr;
+	struct frame_rule rule;
+	struct guest_abi abi;
+	struct guest_loc loc;
+	uint16_t machine;
+	uint8_t *code;
+	bool ok, thumb;
+
+	guest_lookup(g, at, &loc);
+	if (!loc.name || !loc.img || !loc.img->elf || at < loc.sym_start)
+		return false;
+	machine = elf_file_machine(loc.img->elf);
+	if (!guest_abi(machine, &abi) || elf_file_frame_rule(loc.img->elf, loc.link, abi.ra, &rule))
+		return false;
+	func = loc.link - (at - loc.sym_start);
+	len = loc.until > loc.sym_start ? loc.until - loc.sym_start : 0;
+	if (len > (256u << 10))
+		len = 256u << 10;
+	if (pc - loc.sym_start >= len)
+		return false;
+	code = xmalloc(len);
+	len = elf_file_read(loc.img->elf, func, code, len);
+	thumb = machine == EM_ARM && ((pc & 1) || !arm_code_is_a32(loc.img->elf, func));
+	ok = len && prologue_rule(machine, thumb, code, len, func,
+				  func + (pc & ~(uint64_t)1) - loc.sym_start, &pr);
+	free(code);
+	if (!ok || (pr.cfa_reg != abi.sp && pr.cfa_reg != abi.fp))
+		return false;
+	cfa = (pr.cfa_reg == abi.sp ? sp : fp) + (uint64_t)pr.cfa_off;
+	if (pr.ra_saved && sample_word(dw.r, cfa + (uint64_t)pr.ra_off, &word))
+		ra = word;
+	else if (!pr.ra_saved && abi.ra_in_lr)
+		ra = lr;
+	else
+		return false;
+	/* A return address signed by PACIASP: its bits above the 48 of the
+	 * address space are the code. */
+	if (machine == EM_AARCH64)
+		ra &= (1ull << 48) - 1;
+	if (!ra || cfa <= sp)
+		return false;
+	caller[0] = ra;
+	caller[1] = cfa;
+	caller[2] = fp;
+	if (pr.fp_saved && pr.fp_reg == abi.fp &&
+	    !sample_word(dw.r, cfa + (uint64_t)pr.fp_off, &caller[2]))
+		return false;
+	return true;
 }
 
 /* The Dwfl of G's images as they are now. */
@@ -289,25 +383,88 @@ static bool dw_prepare(struct guest *g)
 	return dw.attached;
 }
 
-size_t unwind_dwarf(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
-		    size_t max)
+size_t unwind_dwarf_how(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
+			uint8_t *how, size_t max)
 {
+	uint64_t caller[3];
+	bool activation = true;
+
 	if (!max)
 		return 0;
 	pcs[0] = leaf;
+	if (how)
+		how[0] = UNWIND_CFI;
 	if (!dw_prepare(g))
 		return 1;
 	dw.r = r;
 	dw.leaf = leaf;
 	dw.pcs = pcs;
+	dw.how = how;
 	dw.n = 0;
 	dw.max = max;
+	dw.pc = leaf;
+	dw.sp = r->gregs[QJ_SP];
+	dw.fp = r->gregs[QJ_FP];
+	dw.lr = r->gregs[QJ_LR];
+	dw.restart = false;
+	dw.last_sp_ok = dw.last_fp_ok = false;
 	dwfl_getthread_frames(dw.dwfl, r->hdr.tid, dw_frame, NULL);
 	/* Code without CFI at the bottom (a bare-metal _start): libdwfl
 	 * gives its frame twice, then stops. */
 	if (dw.n > 2 && pcs[dw.n - 1] == pcs[dw.n - 2])
 		dw.n--;
+	/*
+	 * libdwfl stops at a function without CFI (much of Debian's static
+	 * riscv64 and Arm glibc): its caller from the function's code, as
+	 * gdb's prologue analyzers find it, and libdwfl on from there.
+	 */
+	while (dw.n && dw.n < max) {
+		uint64_t pc = pcs[dw.n - 1], sp, fp, lr = 0;
+
+		if (dw.n == 1) {
+			/* The leaf: the sample's registers. */
+			sp = r->gregs[QJ_SP];
+			fp = r->gregs[QJ_FP];
+			lr = r->gregs[QJ_LR];
+		} else if (dw.last_sp_ok) {
+			sp = dw.last_sp;
+			fp = dw.last_fp_ok ? dw.last_fp : 0;
+			activation = dw.last_activation;
+		} else {
+			break;
+		}
+		if (dw.n == 1)
+			activation = true;
+		if (!prologue_caller(g, pc, activation, sp, fp, lr, caller))
+			break;
+		if (how)
+			how[dw.n] = UNWIND_PROLOGUE;
+		pcs[dw.n++] = caller[0];
+		/* libdwfl from the caller: at its call instruction. */
+		dw.pc = (caller[0] & ~(uint64_t)1) - 1;
+		dw.sp = caller[1];
+		dw.fp = caller[2];
+		dw.lr = 0;
+		dw.restart = true;
+		dw.last_sp_ok = dw.last_fp_ok = false;
+		dw.last_sp = caller[1];
+		dw.last_fp = caller[2];
+		dwfl_getthread_frames(dw.dwfl, r->hdr.tid, dw_frame, NULL);
+		if (dw.restart || !dw.last_sp_ok) {
+			/* libdwfl could not even start there: on from the caller's
+			 * registers, as prologue analysis found them. */
+			dw.last_sp_ok = true;
+			dw.last_fp_ok = true;
+		}
+		activation = false;
+	}
 	return dw.n ? dw.n : 1;
+}
+
+size_t unwind_dwarf(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
+		    size_t max)
+{
+	return unwind_dwarf_how(g, r, leaf, pcs, NULL, max);
 }
 
 void unwind_free(void)

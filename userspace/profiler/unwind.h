@@ -30,6 +30,14 @@ size_t unwind_fp(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint
 		 size_t max);
 size_t unwind_dwarf(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
 		    size_t max);
+/*
+ * unwind_dwarf(), with how each frame was found into HOW[]: from CFI (or
+ * the sample's registers), or from its function's prologue, for code
+ * without CFI.
+ */
+enum { UNWIND_CFI, UNWIND_PROLOGUE };
+size_t unwind_dwarf_how(struct guest *g, const struct qj_sample *r, uint64_t leaf, uint64_t *pcs,
+			uint8_t *how, size_t max);
 void unwind_free(void);
 
 #endif

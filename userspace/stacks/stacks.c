@@ -182,6 +182,7 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
 		       const struct qj_proc *mem, struct thread_stack *t)
 {
 	uint64_t pcs[UNWIND_MAX], lr, nr, regs[QJ_NREGS] = {0};
+	uint8_t how[UNWIND_MAX] = {0};
 	struct qj_sample *r = xcalloc(1, sizeof(*r) + QJ_STACK_MAX);
 	bool system = mem && mem->hi;
 	uint32_t bytes = QJ_STACK_MAX;
@@ -236,21 +237,23 @@ bool stacks_read_guest(pid_t pid, struct guest *g, const struct qj_vcpu *v,
 		for (int i = 0; i < 6; i++)
 			reg(pid, v, off[i], &t->args[i]);
 	}
-	n = unwind_dwarf(g, r, t->pc, pcs, UNWIND_MAX);
+	/* By CFI, and by the code of functions without (naming/prologue.c). */
+	n = unwind_dwarf_how(g, r, t->pc, pcs, how, UNWIND_MAX);
 	/*
-	 * A leaf without CFI (glibc's system call wrappers, on some
-	 * architectures) that keeps its return address in the link register
-	 * and its caller's stack: on from there.
+	 * A leaf whose code does not tell either, that keeps its return
+	 * address in the link register and its caller's stack: on from there.
 	 */
 	if (n <= 1 && lr && v->machine != QJ_EM_X86_64) {
 		r->gregs[QJ_PC] = lr;
-		n = 1 + unwind_dwarf(g, r, lr, pcs + 1, UNWIND_MAX - 1);
+		n = 1 + unwind_dwarf_how(g, r, lr, pcs + 1, how + 1, UNWIND_MAX - 1);
 	}
 	if (n <= 1)
 		pcs[0] = t->pc, n = 1;
 	free(r);
-	for (size_t i = 0; i < n && t->nframes < STACK_FRAMES_MAX; i++)
-		name_frame(g, pcs[i], i > 0, &t->frames[t->nframes++]);
+	for (size_t i = 0; i < n && t->nframes < STACK_FRAMES_MAX; i++) {
+		name_frame(g, pcs[i], i > 0, &t->frames[t->nframes]);
+		t->frames[t->nframes++].by_prologue = how[i] == UNWIND_PROLOGUE;
+	}
 	return true;
 }
 
@@ -541,6 +544,8 @@ void stacks_write_text(FILE *f, pid_t pid, const char *command, const struct thr
 				fprintf(f, "+0x%" PRIx64, fr->off);
 			if (fr->file)
 				fprintf(f, " at %s:%d", fr->file, fr->line);
+			if (fr->by_prologue)
+				fputs(" (found by its callee's prologue: no CFI)", f);
 			fputc('\n', f);
 		}
 		if (t->nkstack && t->host_nr >= 0) {
@@ -604,7 +609,8 @@ void stacks_write_json(FILE *f, bool first, pid_t pid, const char *command,
 			json_put_string(f, fr->name);
 			fprintf(f, ", \"offset\": %" PRIu64 ", \"file\": ", fr->off);
 			json_put_string(f, fr->file ? fr->file : "");
-			fprintf(f, ", \"line\": %d}", fr->line);
+			fprintf(f, ", \"line\": %d, \"found_by\": \"%s\"}", fr->line,
+				fr->by_prologue ? "prologue" : "cfi");
 		}
 		fprintf(f, "]}");
 	}

@@ -32,6 +32,7 @@ struct stack_frame {
 	uint64_t off;	  /* from the function's start */
 	const char *file; /* source file, or NULL */
 	int line;
+	bool by_prologue; /* found from its callee's code: that function has no CFI */
 };
 
 /* One guest thread, as --stacks shows it. */
