@@ -298,9 +298,17 @@ spool_old() { # AGE
 }
 
 @test "--push --off-cpu: wall-clock profiles, filed as wall by Pyroscope (both APIs) and Parca, off_cpu time in them" {
-	local api f
-	"$QX" "$(guest x86_64 waits)" 12 >/dev/null 2>&1 &
+	local api f slept=
+	# (It runs until killed at the end, however long the three runs take.)
+	"$QX" "$(guest x86_64 waits)" 600 >/dev/null 2>&1 &
 	PIDS+=($!)
+	# Until it sleeps in its loop: a QEMU that starts slowly (cold caches,
+	# a busy host) would leave the first run's intervals without a wait.
+	for _ in $(seq 200); do
+		grep -q nanosleep "/proc/${PIDS[0]}/wchan" 2>/dev/null && slept=1 && break
+		sleep 0.05
+	done
+	[ -n "$slept" ] || fail "the guest never slept"
 	for api in pyroscope pyroscope-ingest parca; do
 		start_receiver "${api%-ingest}"
 		run "$QEMU_JITBPF" -a --qemu "$QX" --off-cpu --push="$URL" --push-api=$api \
