@@ -332,7 +332,8 @@ static bool rule_of(const struct ctx *c, const struct pst *s, bool sp_varies,
 	}
 	r->abi_fp_saved = s->abi_fp_saved;
 	r->abi_fp_off = s->abi_fp_saved ? s->abi_fp_off : 0;
-	r->abi_fp_kept = has(s->orig, c->abi_fp);
+	/* Saved wins: the register may have been reused on another path joining this one. */
+	r->abi_fp_kept = !s->abi_fp_saved && has(s->orig, c->abi_fp);
 	return true;
 }
 

@@ -22,7 +22,7 @@ struct prologue_rule {
 	int64_t fp_off;
 	int fp_reg; /* the frame pointer this rule speaks of (Arm: r11 in A32 code, r7 in Thumb) */
 	/* The ABI's frame-pointer register (rbp, x29, s0, r11), whatever FP_REG is: the caller's
-	 * value is at CFA + abi_fp_off (ABI_FP_SAVED), still in the register (ABI_FP_KEPT), or
+	 * value is at CFA + abi_fp_off (ABI_FP_SAVED), else still in the register (ABI_FP_KEPT), or
 	 * unknown (neither: the function changed it and kept no copy the simulation saw). */
 	bool abi_fp_saved, abi_fp_kept;
 	int64_t abi_fp_off;
