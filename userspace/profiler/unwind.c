@@ -268,6 +268,20 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 	return dw.n < dw.max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/*
+ * Rules found from code, by file and link address: a profile meets the same
+ * pcs again and again, and reading a function's code costs 6-30 us.
+ */
+#define RULES_CACHED 512
+static struct cached_rule {
+	const struct elf_file *elf;
+	uint64_t id; /* its build id's first bytes: a file freed and another read
+			at the same address is not taken for it */
+	uint64_t link;
+	bool ok;
+	struct prologue_rule r;
+} rules[RULES_CACHED];
+
 /* Does the guest's EM_ARM code at link address LINK of E look like A32?
  * GCC's A32 functions begin with an unconditional instruction (cond 0xe),
  * which Thumb code's first two halfwords seldom make. */
@@ -290,7 +304,11 @@ static bool prologue_caller(struct guest *g, uint64_t pc, bool activation, uint6
 			    uint64_t lr, uint64_t caller[3])
 {
 	uint64_t at = activation ? pc : pc - 1, func, len, cfa, ra, word;
-	struct prologue_rule pr;
+	struct prologue_rule pr = {0};
+	const unsigned char *id = NULL;
+	struct cached_rule *c;
+	uint64_t key = 0;
+	size_t id_len;
 	struct frame_rule rule;
 	struct guest_abi abi;
 	struct guest_loc loc;
@@ -310,12 +328,21 @@ static bool prologue_caller(struct guest *g, uint64_t pc, bool activation, uint6
 		len = 256u << 10;
 	if (pc - loc.sym_start >= len)
 		return false;
-	code = xmalloc(len);
-	len = elf_file_read(loc.img->elf, func, code, len);
 	thumb = machine == EM_ARM && ((pc & 1) || !arm_code_is_a32(loc.img->elf, func));
-	ok = len && prologue_rule(machine, thumb, code, len, func,
-				  func + (pc & ~(uint64_t)1) - loc.sym_start, &pr);
-	free(code);
+	id_len = elf_file_build_id(loc.img->elf, &id);
+	memcpy(&key, id, id_len < sizeof(key) ? id_len : sizeof(key));
+	c = &rules[(loc.link * 0x9e3779b97f4a7c15ull >> 55) % RULES_CACHED];
+	if (c->elf == loc.img->elf && c->id == key && c->link == (loc.link | thumb)) {
+		ok = c->ok;
+		pr = c->r;
+	} else {
+		code = xmalloc(len);
+		len = elf_file_read(loc.img->elf, func, code, len);
+		ok = len && prologue_rule(machine, thumb, code, len, func,
+					  func + (pc & ~(uint64_t)1) - loc.sym_start, &pr);
+		free(code);
+		*c = (struct cached_rule){loc.img->elf, key, loc.link | thumb, ok, pr};
+	}
 	if (!ok || (pr.cfa_reg != abi.sp && pr.cfa_reg != abi.fp))
 		return false;
 	cfa = (pr.cfa_reg == abi.sp ? sp : fp) + (uint64_t)pr.cfa_off;
@@ -469,6 +496,7 @@ size_t unwind_dwarf(struct guest *g, const struct qj_sample *r, uint64_t leaf, u
 
 void unwind_free(void)
 {
+	memset(rules, 0, sizeof(rules));
 	if (dw.dwfl)
 		dwfl_end(dw.dwfl);
 	memset(&dw, 0, sizeof(dw));
