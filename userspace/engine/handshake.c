@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 struct offset_query {
 	struct stat exe;
@@ -53,6 +54,11 @@ int handshake_init(struct handshake *h, const struct target *t)
 		return 0;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", t->pid);
 	err = elf_usdt_semaphore(exe, "qemu", "jit_attach_request", &off);
+	if (err && access(exe, F_OK)) {
+		/* Gone before we could ask (its end says what it left). */
+		pr_dbg("pid %d: gone before we could ask for its handshake", t->pid);
+		return -ESRCH;
+	}
 	if (err) {
 		pr_err("%s (pid %d) has an older qemu-jitbpf series without "
 		       "qemu:jit_attach_request; rebuild it: make qemu",

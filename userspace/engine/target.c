@@ -181,13 +181,13 @@ static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool co
 {
 	static const char *const names[] = {
 		"QEMU_JITDUMP_DIR=", "QEMU_JIT_ATTACH_WAIT=", "QEMU_JIT_ATTACH_HOLD=",
-		"QEMU_JIT_ATTACH_HOLD_CALLS=", "QEMU_JIT_COUNTS="};
+		"QEMU_JIT_ATTACH_HOLD_CALLS=", "QEMU_JIT_COUNTS=", "QEMU_JIT_TRACER="};
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = xcalloc(n + 6, sizeof(*env));
+	env = xcalloc(n + 7, sizeof(*env));
 	/* (The user's QEMU_JITDUMP_DIR stays unless we give one.) */
 	for (size_t i = 0; i < n; i++) {
 		bool mine = false;
@@ -200,6 +200,9 @@ static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool co
 	*ours = k;
 	if (jitdump_dir)
 		env[k++] = xasprintf("QEMU_JITDUMP_DIR=%s", jitdump_dir);
+	/* Every QEMU the tree execs waits at its start until we have attached
+	 * to it, while we live: a short one is not gone before (patch 0034). */
+	env[k++] = xasprintf("QEMU_JIT_TRACER=%d", (int)getpid());
 	*pids = k;
 	/* Ask QEMU to wait for our probes after its initialization (exec
 	 * keeps the pid). */
