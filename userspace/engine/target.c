@@ -180,8 +180,8 @@ static char **launch_env(const char *jitdump_dir, enum target_hold hold, bool co
 			 size_t *pids)
 {
 	static const char *const names[] = {
-		"QEMU_JITDUMP_DIR=", "QEMU_JIT_ATTACH_WAIT=", "QEMU_JIT_ATTACH_HOLD=",
-		"QEMU_JIT_ATTACH_HOLD_CALLS=", "QEMU_JIT_COUNTS=", "QEMU_JIT_TRACER="};
+		"QEMU_JITDUMP_DIR=",	       "QEMU_JIT_ATTACH_WAIT=", "QEMU_JIT_ATTACH_HOLD=",
+		"QEMU_JIT_ATTACH_HOLD_CALLS=", "QEMU_JIT_COUNTS=",	"QEMU_JIT_TRACER="};
 	size_t n = 0, k = 0;
 	char **env;
 
