@@ -10,6 +10,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
 log=$(mktemp)
+# QEMU's builds stay where the build cached them (a test that builds a
+# tree of its own, as tests/release.bats does, finds them there).
+export QEMU_JITBPF_CACHE=${QEMU_JITBPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qemu-jitbpf}
 # The tool's cache of listings (--cache-dir) is the suite's own: no test
 # reads what an earlier suite or a user's runs left in ~/.cache.
 XDG_CACHE_HOME=$(mktemp -d)
