@@ -44,8 +44,10 @@ setup() {
 		fail "build: $(tail -n 20 "$D/build.log")"
 	run build/bin/qemu-jitbpf --version
 	assert_output "qemu-jitbpf $v"
-	# (A suite of its own: none of this one's variables.)
-	run env -i PATH="$PATH" HOME="$HOME" tests/run.sh tests/demo.bats
+	# (A suite of its own: none of this one's variables, nor bats' own
+	# libexec first in PATH.)
+	run env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$HOME" \
+		QEMU_JITBPF_CACHE="$QEMU_JITBPF_CACHE" tests/run.sh tests/demo.bats
 	assert_success
 	assert_line --regexp '^[1-9][0-9]* passed, 0 failed'
 }

@@ -142,7 +142,7 @@ json.dump(d, open(sys.argv[2], 'w'))" "$D/t.json" "$D/bad.json"
 		grep -qxF "True $(guest x86_64 hot) -u $D/stop" || fail "$(cat "$D/r.json")"
 	# Its CPU since it started, a second and more before we came, as the
 	# kernel counts it (in ticks, read a moment after); its wall time.
-	json "$D/r.json" "p = r['processes'][0]; p['cpu_ns'] >= 1e9 and p['cpu_ns'] <= $ticks * 1e9 / $(getconf CLK_TCK) + 0.02e9 and p['wall_ns'] > 2.5e9 and p['samples'] > 0.5 * 499 * (p['cpu_ns'] - 1e9) / 1e9" |
+	json "$D/r.json" "(p := r['processes'][0])['cpu_ns'] >= 1e9 and p['cpu_ns'] <= $ticks * 1e9 / $(getconf CLK_TCK) + 0.02e9 and p['wall_ns'] > 2.5e9 and p['samples'] > 0.5 * 499 * (p['cpu_ns'] - 1e9) / 1e9" |
 		grep -qx True || fail "$ticks ticks: $(cat "$D/r.json")"
 	json "$D/r.json" "r['processes'][0]['sampled_ns']['guest'] > sum(r['processes'][0]['sampled_ns'].values()) / 2" |
 		grep -qx True || fail "a spinning guest not mostly in its own code"
