@@ -151,10 +151,13 @@ linux_attached_after_boot() { # ARCH
 	grep -q 'CPU 1/TCG' /proc/"$VM_PID"/task/*/comm || fail "QEMU runs no MTTCG vCPU threads"
 	profile_vm 4 --perfmap --jitdump --guest-symbols "$ks" --guest-elf "$BUILD/guests/$1/hot"
 	check_attribution "$D/perf.data" hot_main
-	check_kernel_samples "$D/perf.data" "$ks" 20
+	# The workload computes: the guest kernel runs for its timer
+	# interrupts, whose share of the samples follows the host's load
+	# (9 to 110 of ~15 000 in four runs): a few named suffice.
+	check_kernel_samples "$D/perf.data" "$ks" 5
 	perf_inject "$D/perf.data" "$D/perf.jit.data"
 	check_attribution "$D/perf.jit.data" hot_main
-	check_kernel_samples "$D/perf.jit.data" "$ks" 20
+	check_kernel_samples "$D/perf.jit.data" "$ks" 5
 	check_linux_end "$1" "$rounds" 120
 }
 
