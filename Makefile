@@ -19,8 +19,8 @@ MATRIX_PRIMARY := 10.2.2:x86_64 10.2.2:aarch64 7.2:x86_64
 PREFIX ?= /usr/local
 
 BUILD := build
-GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree exectree nonlocal \
-	fpu atomics remap hang progress waits
+GUEST_NAMES := hot spin fib flush calls threads smc tree forker forktree forkrain exectree \
+	nonlocal fpu atomics remap hang progress waits
 GUEST_CFLAGS := -static -g -O1 -fno-inline -fno-omit-frame-pointer
 CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc

@@ -444,9 +444,11 @@ static __always_inline void capture(void *ctx, __u64 id, const struct qj_proc *p
 	r->nkern = r->nuser = r->nguest = r->nwords = 0;
 	r->stack_len = 0;
 	r->state = 0;
+	r->wait_from = 0;
 	if (o) {
 		r->flags = QJ_SAMPLE_OFFCPU;
 		r->state = o->state;
+		r->wait_from = o->from;
 		__builtin_memcpy(r->kstack, o->kstack, sizeof(r->kstack));
 		n = o->nkern < QJ_KSTACK_MAX ? o->nkern * 8 : 0;
 	} else {
@@ -531,12 +533,15 @@ int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_str
 	o = bpf_task_storage_get(&offcpu, next, 0, 0);
 	if (o && o->ts) {
 		ticks = now / off_period - o->ts / off_period;
-		o->ts = 0;
 		if (ticks && !o->ns) {
 			n = bpf_get_task_stack(next, o->kstack, sizeof(o->kstack), 0);
 			o->nkern = n > 0 ? (__u32)n / 8 : 0;
 			o->state = o->leaving;
 		}
+		/* (User space may have taken its start: --interval.) */
+		if (ticks)
+			o->from = o->ts;
+		o->ts = 0;
 		o->ns += ticks * off_period;
 	}
 	t = bpf_map_lookup_elem(&taker, &zero);

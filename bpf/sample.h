@@ -96,6 +96,7 @@ struct qj_off {
 	__u32 leaving; /* the current wait's */
 	__u32 nkern;   /* frames in kstack */
 	__u32 pad;
+	__u64 from;		     /* when the last wait counted in ns began */
 	__u64 kstack[QJ_KSTACK_MAX]; /* that wait's, leaf first */
 };
 
@@ -114,6 +115,7 @@ struct qj_sample {
 	__u64 ustack[QJ_USTACK_MAX]; /* [0] is the host pc */
 	__u64 gstack[QJ_GSTACK_MAX]; /* return addresses, callee first */
 	__u64 words[QJ_GWORDS];	     /* the guest's memory at sp, as it is */
+	__u64 wait_from;	     /* off-CPU: when the last wait counted began */
 	__u32 stack_len;	     /* bytes of stack[] (dwarf mode) */
 	__u32 state;		     /* off-CPU: enum qj_off_state; else 0 */
 	__u8 stack[];		     /* the guest stack from sp on */

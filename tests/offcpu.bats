@@ -104,6 +104,29 @@ check_share() { # SHARE OUT
 	[ "$n" -ge 2 ] || fail "$n whole intervals of 3 s"
 }
 
+@test "--off-cpu --interval: a wait under way when an interval ends is split between the two, never counted twice" {
+	local f n=0 t
+	# One thread: sleeps of 0.7 s, most across an interval's end.
+	run "$QEMU_JITBPF" --interval=1 --off-cpu --profile="$D/i.folded" -- \
+		"$(qemu_bin $V x86_64)" "$(guest x86_64 waits)" 5.5 700000 50000 1
+	assert_success
+	local files=("$D"/i.*.folded)
+	for f in "${files[@]}"; do
+		t=$(awk '{ t += $NF } END { printf "%.3f", t / 1e9 }' "$f")
+		echo "# $(basename "$f"): $t s of wall time" >&3
+		# The thread's second, on its CPU or off it, once: off-CPU ticks
+		# and CPU samples of 10 ms (99 Hz), and in the first and the last
+		# QEMU's start and exit, which its other threads share.
+		awk -v t="$t" 'BEGIN { exit !(t <= 1.06) }' || fail "$f: $t s in an interval of 1 s"
+		[ "$f" = "${files[0]}" ] || [ "$f" = "${files[-1]}" ] ||
+			awk -v t="$t" 'BEGIN { exit !(t >= 0.97 && t <= 1.03) }' ||
+			fail "$f: $t s in an interval of 1 s"
+		n=$((n + 1))
+	done
+	# The guest runs 6 s: its last round starts before 5.5 s.
+	[ "$n" -ge 6 ] || fail "$n intervals, not 6"
+}
+
 @test "valgrind: no memory error and no leak with --off-cpu (waits taken by BPF and under way, every writer)" {
 	no_valgrind_under_asan
 	start_bg "$(qemu_bin $V x86_64)" "$(guest x86_64 hang)" deadlock

@@ -184,6 +184,28 @@ check_uftrace_tree() { # ARCH EXEC?
 	done
 }
 
+@test "-p on a QEMU forking hundreds of short children a second: none lost, those forked during the attach not counted as lost" {
+	local pid n
+	"$QX" "$(guest x86_64 forkrain)" "$D/stop" >"$D/out" &
+	pid=$!
+	PIDS+=("$pid")
+	sleep 0.5
+	# Several attaches: each one's window, while the probes go in, has
+	# children of its own (one fork every few ms).
+	for n in 1 2 3; do
+		run "$QEMU_JITBPF" -v -p "$pid" --perfmap -d 1
+		echo "$output" | grep -E 'forked while|warning|QEMU processes' | sed "s/^/# $n: /" >&3
+		assert_success
+		refute_output --partial 'warning:'
+		read -r procs forked maps nameless < <(process_counts <(echo "$output"))
+		[ "$nameless" = 0 ] && [ "$forked" -ge 3 ] || fail "$n: $procs processes, $forked forked, $nameless without a handshake"
+	done
+	touch "$D/stop"
+	wait "$pid"
+	grep -qE '^[0-9]+ children$' "$D/out" || fail "forkrain: $(cat "$D/out")"
+	rm -f /tmp/perf-"$pid".map
+}
+
 # The foreign shell's commands, each a QEMU forked and exec'd through
 # binfmt_misc: hot runs long enough to be sampled, busybox true does not.
 SCRIPT='for i in 1 2 3; do "$HOT" 20000 >/dev/null; "$BB" true; done'

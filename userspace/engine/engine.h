@@ -91,6 +91,8 @@ struct proc {
 	const struct binary *bin;
 	struct linkset links; /* a tree: ours in this process */
 	uint64_t attached_ns; /* when they were */
+	uint64_t follows_ns;  /* a tree: its children wait for us from then on */
+	bool unfollowed;      /* forked before its parent's children waited */
 	char *cmdline;	      /* for uftrace, read while it runs */
 	uint64_t start;	      /* its start time (proc_stat()) */
 	bool own_uft;	      /* -a: its uftrace data are its own */
@@ -159,6 +161,7 @@ struct engine {
 	bool stock_noted; /* what a stock QEMU cannot do was said */
 	/* What happened, for the summary. */
 	uint64_t seen, forks, tbs, flushes, bytes, maps, jitdumps, uftraces, unnamed;
+	uint64_t unfollowed; /* forked while we attached, gone before we could */
 	uint64_t tbs_early, tbs_kept, tbs_held, tbs_cached, tbs_incomplete;
 	uint64_t calls_waits; /* QEMU waited for us to read its calls */
 };
@@ -199,8 +202,8 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask);
 char *proc_command(const char *cmdline, bool argv0, bool system);
 /* Was PID started by binfmt_misc with flag P (AT_FLAGS_PRESERVE_ARGV0)? */
 bool proc_preserves_argv0(pid_t pid);
-/* Ask P for its handshake. */
-void procs_ask(struct proc *p);
+/* Ask P for its handshake (a child that waits after its fork: FORKED). */
+void procs_ask(struct proc *p, bool forked);
 /* P's records begin at TS; forked by PARENT's thread TID, if PARENT. */
 void procs_begin(struct engine *e, struct proc *p, const struct proc *parent, uint32_t tid,
 		 uint64_t ts);

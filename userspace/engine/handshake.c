@@ -72,16 +72,16 @@ int handshake_init(struct handshake *h, const struct target *t)
 	return err;
 }
 
-/* Add one to the counter.  Another tool may add at the same time and one
+/* Add STEP to the counter.  Another tool may add at the same time and an
  * increase be lost: the retry in handshake_poll() covers it. */
-static int ask(struct handshake *h)
+static int ask(struct handshake *h, uint16_t step)
 {
 	uint16_t v;
 	struct iovec local = {&v, sizeof(v)}, remote = {(void *)(uintptr_t)h->addr, sizeof(v)};
 
 	if (process_vm_readv(h->pid, &local, 1, &remote, 1, 0) != sizeof(v))
 		return -errno;
-	v++;
+	v += step;
 	if (process_vm_writev(h->pid, &local, 1, &remote, 1, 0) != sizeof(v))
 		return -errno;
 	h->asked_ns = mono_ns();
@@ -90,14 +90,14 @@ static int ask(struct handshake *h)
 	return 0;
 }
 
-int handshake_start(struct handshake *h)
+int handshake_start(struct handshake *h, uint16_t step)
 {
 	int err;
 
 	h->attached_ns = mono_ns();
 	if (h->stock)
 		return 0;
-	err = ask(h);
+	err = ask(h, step);
 	if (err && err != -ESRCH)
 		pr_err("cannot ask QEMU (pid %d) for its handshake: %s", h->pid, strerror(-err));
 	return err == -ESRCH ? 0 : err;
@@ -123,7 +123,7 @@ int handshake_poll(struct handshake *h, uint64_t now)
 	if (h->stock)
 		return 0;
 	if (now - h->asked_ns >= QJ_HANDSHAKE_RETRY_NS) {
-		int err = ask(h);
+		int err = ask(h, 1);
 
 		if (err && err != -ESRCH)
 			return err;

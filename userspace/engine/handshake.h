@@ -34,8 +34,13 @@ struct handshake {
 
 /* Find the request counter of QEMU T; -errno with the reason printed. */
 int handshake_init(struct handshake *h, const struct target *t);
-/* Our probes are all attached: ask.  -errno with the reason printed. */
-int handshake_start(struct handshake *h);
+/*
+ * Our probes are all attached: ask, adding STEP to the request counter: 2
+ * for a child that waits after its fork, whose copy of the counter may
+ * hold a request its parent was asked while it forked (QEMU waits for two
+ * past its parent's value).  -errno with the reason printed.
+ */
+int handshake_start(struct handshake *h, uint16_t step);
 /* A jit_attach event: QEMU saw a request at POLL_NS (CLOCK_MONOTONIC). */
 void handshake_event(struct handshake *h, uint64_t poll_ns);
 /* While unanswered: ask again when due; -ETIMEDOUT once it is too late. */

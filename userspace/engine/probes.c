@@ -260,6 +260,17 @@ static bool has_probe(const struct probes *p, const struct binary *b,
 	return true;
 }
 
+int probes_attach_follow(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls)
+{
+	struct bpf_program *prog = p->skel->progs.jit_fork_wait;
+
+	if (!bpf_program__autoload(prog) || !has_probe(p, b, prog))
+		return 0;
+	return add_link(ls,
+			bpf_program__attach_usdt(prog, pid, b->path, "qemu", "jit_fork_wait", NULL),
+			"jit_fork_wait", b->path);
+}
+
 int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls)
 {
 	struct bpf_program *prog, *attach = p->skel->progs.jit_attach;
@@ -271,7 +282,7 @@ int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct li
 
 		if (!bpf_program__autoload(prog) ||
 		    strncmp(bpf_program__section_name(prog), "usdt", 4) || prog == attach ||
-		    !has_probe(p, b, prog))
+		    prog == p->skel->progs.jit_fork_wait || !has_probe(p, b, prog))
 			continue;
 		err = add_link(ls, bpf_program__attach_usdt(prog, pid, b->path, "qemu", name, NULL),
 			       name, b->path);

@@ -103,6 +103,13 @@ int probes_procs_fd(const struct probes *p);
  * the reason printed.
  */
 int probes_attach(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls);
+/*
+ * A tree: make the children process PID forks from now on wait for us
+ * (qemu:jit_fork_wait), before any other probe of ours is in it, so that
+ * a child either reports nothing of its own until we attach to it, or
+ * waits for that; probes_attach() leaves it out.
+ */
+int probes_attach_follow(struct probes *p, const struct binary *b, pid_t pid, struct linkset *ls);
 /* Fork, exec and exit of the processes followed; the links go to LS. */
 int probes_attach_tasks(struct probes *p, struct linkset *ls);
 /*

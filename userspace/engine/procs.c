@@ -61,7 +61,7 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 	p->s.hs.pid = pid;
 	p->s.hs.attached_ns = e->attached_ns;
 	if (ask)
-		procs_ask(p);
+		procs_ask(p, false);
 	p->node.pid = pid;
 	pidtab_add(&e->procs, &p->node);
 	e->seen++;
@@ -69,17 +69,18 @@ struct proc *procs_new(struct engine *e, pid_t pid, struct target *t, bool ask)
 	return p;
 }
 
-void procs_ask(struct proc *p)
+void procs_ask(struct proc *p, bool forked)
 {
 	/* A forked child's names stand on its parent's handshake until its
 	 * own comes. */
 	bool answered = p->s.hs.answered, checked = p->s.hs.checked;
+	int err = handshake_init(&p->s.hs, p->t);
 
-	if (handshake_init(&p->s.hs, p->t))
-		return;
 	p->s.hs.answered = answered;
 	p->s.hs.checked = checked;
-	p->asked = !handshake_start(&p->s.hs);
+	if (err)
+		return;
+	p->asked = !handshake_start(&p->s.hs, forked ? 2 : 1);
 	if (p->s.hs.stock)
 		session_stock_begin(&p->s);
 }
@@ -131,6 +132,18 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
+/* How a program's end is said in a sentence. */
+static const char *end_said(const struct proc_end *pe)
+{
+	if (pe->running)
+		return "the run ended";
+	if (!strcmp(pe->why, "exit"))
+		return "it exited";
+	if (!strcmp(pe->why, "exec"))
+		return "it exec'd";
+	return "it was gone";
+}
+
 /*
  * Process P's program has ended (WHY: exit, exec), or we stop: complete
  * its files and forget it.  GONE: the process is, and our links into it
@@ -150,12 +163,18 @@ void procs_end(struct engine *e, struct proc *p, const char *why, bool gone)
 	if (pe.root)
 		root_check(e, s);
 	pe.named = !e->nameless && session_named(s, engine_wants_code(e->o));
-	if (!pe.named && !e->nameless) {
+	if (!pe.named && !e->nameless && p->unfollowed && !s->early && !s->tbs_kept) {
+		/* It ran before we followed it, and told us nothing. */
+		pr_dbg("pid %d: forked while we attached to its parent, %s before we could "
+		       "attach to it",
+		       p->t->pid, end_said(&pe));
+		e->unfollowed++;
+	} else if (!pe.named && !e->nameless) {
 		/* Its records are lost: say whose.  One that ended had told us
 		 * all it ran, and the run fails; one we stop following while it
 		 * runs (-d, Ctrl-C) was cut short by the user. */
-		pr_warn("pid %d (%s): its %s came before its handshake: no files of it", p->t->pid,
-			p->cmdline ? p->cmdline : p->t->exe, pe.running ? "end of the run" : why);
+		pr_warn("pid %d (%s): %s before its handshake: no files of it", p->t->pid,
+			p->cmdline ? p->cmdline : p->t->exe, end_said(&pe));
 		e->unnamed++;
 		if (!pe.running)
 			e->err = e->err ? e->err : -EPROTO;
@@ -214,6 +233,9 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 		c->cmdline = xstrdup(parent->cmdline);
 	}
 	session_fork(&c->s, &parent->s);
+	/* (Forked while we attached to its parent: none of our probes was
+	 * in it yet, nor will be until we attach to it.) */
+	c->unfollowed = ts < parent->follows_ns;
 	e->forks++;
 	procs_begin(e, c, parent, tid, ts);
 	e->scope->forked(e, parent, c, ts);
@@ -252,6 +274,7 @@ static void on_exec(struct engine *e, pid_t pid, uint64_t ts, const struct qj_ex
 		p->links = (struct linkset){0};
 		before.bin = p->bin;
 		before.attached_ns = p->attached_ns;
+		before.follows_ns = p->follows_ns;
 		procs_end(e, p, "exec", false);
 	}
 	e->scope->execd(e, pid, &before, ts);

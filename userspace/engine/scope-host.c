@@ -149,7 +149,7 @@ static void forked(struct engine *e, struct proc *parent, struct proc *c, uint64
 	/* perf honours only a marker the child mapped itself: ask it for a
 	 * handshake, which makes one (and flushes). */
 	if (e->o->jitdump)
-		procs_ask(c);
+		procs_ask(c, false);
 }
 
 /* The new program's QEMU, if any, reports itself. */

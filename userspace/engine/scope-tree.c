@@ -63,7 +63,10 @@ static int attach_proc(struct engine *e, struct proc *p, const struct binary *b)
 		snprintf(proc_exe, sizeof(proc_exe), "/proc/%d/exe", pid);
 		here.path = proc_exe;
 	}
-	err = scope_attach_vcpus(e, b, here.path, pid, &p->links);
+	err = probes_attach_follow(&e->probes, &here, pid, &p->links);
+	p->follows_ns = mono_ns();
+	if (!err)
+		err = scope_attach_vcpus(e, b, here.path, pid, &p->links);
 	if (!err && b->stock)
 		err = attach_stock(e, b, &here);
 	else if (!err)
@@ -169,7 +172,7 @@ static int attach(struct engine *e, const struct binary *bin)
 	if (!err && e->profiling)
 		err = profiler_start(&e->prof);
 	if (!err)
-		err = handshake_start(&root->s.hs);
+		err = handshake_start(&root->s.hs, 1);
 	if (!err && root->s.hs.stock)
 		session_stock_begin(&root->s);
 	if (err)
@@ -225,7 +228,7 @@ static void forked(struct engine *e, struct proc *parent, struct proc *c, uint64
 		procs_end(e, c, "gone", true);
 		return;
 	}
-	procs_ask(c);
+	procs_ask(c, true);
 	pr_dbg("pid %d: forked by %d, attached %.1f ms after the fork", c->t->pid, parent->t->pid,
 	       (mono_ns() - ts) / 1e6);
 }
@@ -255,6 +258,7 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 	}
 	p->links = before->links;
 	p->attached_ns = before->attached_ns;
+	p->follows_ns = before->follows_ns;
 	procs_begin(e, p, NULL, 0, ts);
 	if (bin != before->bin) {
 		/* Our links into it are for another binary: it runs already. */
@@ -262,7 +266,7 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 			procs_end(e, p, "gone", true);
 			return;
 		}
-		procs_ask(p);
+		procs_ask(p, false);
 		pr_dbg("pid %d: exec'd %s, attached %.1f ms after the exec", pid, bin->path,
 		       (mono_ns() - ts) / 1e6);
 		return;
@@ -275,7 +279,7 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 	 * own pid waits for a request.
 	 */
 	if (ts < before->attached_ns || (pid == e->root.pid && e->root.launched) || bin->stock)
-		procs_ask(p);
+		procs_ask(p, false);
 }
 
 /* Until QEMU exits or the ring has records. */

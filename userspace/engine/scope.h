@@ -25,6 +25,7 @@ struct exec_before {
 	struct linkset links; /* our links into it, which an exec keeps */
 	const struct binary *bin;
 	uint64_t attached_ns;
+	uint64_t follows_ns;
 	const char *interp; /* what execve ran, as it named it; NULL: unknown */
 	const char *args;   /* its command line, spaces between; NULL: unknown */
 };

@@ -83,6 +83,11 @@ void engine_summary(struct engine *e)
 		" perf maps, %" PRIu64 " jitdumps, %" PRIu64 " uftrace, %" PRIu64
 		" without a handshake\n",
 		e->seen, e->forks, e->maps, e->jitdumps, e->uftraces, e->unnamed);
+	if (e->unfollowed)
+		fprintf(stderr,
+			"qemu-jitbpf: %" PRIu64 " forked while we attached to their parent, gone "
+			"before we could attach to them (-v names them)\n",
+			e->unfollowed);
 	calls = probes_lost_calls(&e->probes);
 	counts = probes_lost_counts(&e->probes);
 	tbs = probes_lost_tbs(&e->probes) + e->tbs_incomplete;

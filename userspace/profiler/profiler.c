@@ -40,6 +40,7 @@ struct samples *profiler_follow(struct profiler *pr, pid_t pid, struct cpu_split
 	struct samples *ss = xcalloc(1, sizeof(*ss));
 
 	samples_init(ss, &pr->prof, pid, pr->opts.stack_bytes > 0);
+	ss->off_period = pr->sm ? sampler_off_period(pr->sm) : 0;
 	ss->split = split;
 	ss->split_only = !pr->opts.stacks;
 	/* Its name, while /proc says it. */

@@ -177,17 +177,16 @@ bool sampler_wait(const struct sampler *sm, pid_t tid, struct qj_off *o)
 	return ok;
 }
 
-int sampler_wait_from(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state)
+int sampler_wait_since(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state)
 {
-	struct qj_off o = {0};
+	struct qj_off o = {.ts = ts, .leaving = state};
 	int fd = thread_pidfd(tid), err;
 
 	if (fd < 0)
 		return -errno;
-	bpf_map__lookup_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), &o, sizeof(o), 0);
-	o.ts = ts;
-	o.leaving = state;
-	err = bpf_map__update_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), &o, sizeof(o), BPF_ANY);
+	/* (Only where there is nothing: BPF's own state is never written.) */
+	err = bpf_map__update_elem(sm->skel->maps.offcpu, &fd, sizeof(fd), &o, sizeof(o),
+				   BPF_NOEXIST);
 	close(fd);
 	return err;
 }

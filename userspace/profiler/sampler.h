@@ -49,9 +49,12 @@ bool sampler_vcpu_thread(const struct sampler *sm, pid_t pid, pid_t qemu_tid, st
 uint64_t sampler_off_period(const struct sampler *sm);
 /* Thread TID's wait, as the BPF side keeps it: false if it keeps none. */
 bool sampler_wait(const struct sampler *sm, pid_t tid, struct qj_off *o);
-/* Thread TID's wait counts from TS on (what came before is counted), in
- * STATE (QJ_OFF_*): 0 or -errno. */
-int sampler_wait_from(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state);
+/*
+ * Thread TID, not seen leaving its CPU, waits since TS in STATE (QJ_OFF_*)
+ * as far as we know: BPF counts its wait from TS when it ends, unless it
+ * has seen the thread meanwhile.  0 or -errno.
+ */
+int sampler_wait_since(struct sampler *sm, pid_t tid, uint64_t ts, uint32_t state);
 /* Start the CPU clocks, and with OFF_CPU the context-switch probes;
  * -errno with the reason printed. */
 int sampler_start(struct sampler *sm);

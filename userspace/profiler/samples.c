@@ -43,6 +43,35 @@ void samples_free(struct samples *ss)
 	}
 	guest_free(&ss->host);
 	strtab_free(&ss->names);
+	u64map_free(&ss->taken);
+}
+
+void samples_wait_taken(struct samples *ss, pid_t tid, uint64_t until)
+{
+	*u64map_at(&ss->taken, (uint64_t)tid) = until;
+}
+
+uint64_t samples_wait_taken_until(const struct samples *ss, pid_t tid)
+{
+	return u64map_get(&ss->taken, (uint64_t)tid);
+}
+
+/*
+ * BPF's sample of a wait, R, that user space took a part of while it was
+ * under way: the rest, in the same ticks, from where that part ended.
+ * False if nothing is left.
+ */
+static bool leave_taken(struct samples *ss, struct qj_sample *r)
+{
+	uint64_t until = u64map_take(&ss->taken, (uint64_t)r->hdr.tid), P = ss->off_period;
+	uint64_t taken;
+
+	if (!P || until <= r->wait_from)
+		return true;
+	taken = (until / P - r->wait_from / P) * P;
+	r->period = taken < r->period ? r->period - taken : 0;
+	r->wait_from = until;
+	return r->period > 0;
 }
 
 struct code_buffer {
@@ -194,6 +223,10 @@ static void add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r
 	p->jit = 0;
 	p->jit_ret = false;
 	memcpy(&p->r, r, sizeof(*r) + extra);
+	if (!knames && r->flags & QJ_SAMPLE_OFFCPU && r->wait_from && !leave_taken(ss, &p->r)) {
+		free(p);
+		return;
+	}
 	for (int i = 0; i < nk && i < QJ_KSTACK_MAX; i++)
 		p->host[p->nhost++] = (struct frame){
 			.name = strtab_add(&ss->names, knames[i]),
@@ -213,6 +246,31 @@ void samples_add_named(struct samples *ss, struct jitmap *jm, const struct qj_sa
 		       size_t size, const char (*knames)[64], int nk)
 {
 	add(ss, jm, r, size, knames, nk);
+}
+
+/*
+ * R in the profile, with FRAMES.  A wait taken after an --interval's end
+ * that began before it is split at the end, in its own ticks: the part
+ * before goes to the interval that ended (a wait that spans the end, and
+ * ends before user space could take it, is not the next interval's whole).
+ */
+static void add_to_profile(struct samples *ss, const struct qj_sample *r, enum sample_where w,
+			   const struct frame *frames, size_t n)
+{
+	const struct profile *prof = ss->prof;
+	uint64_t P = ss->off_period, before = 0;
+
+	if (r->flags & QJ_SAMPLE_OFFCPU && r->wait_from && P && prof->after &&
+	    r->wait_from < prof->split_ns && r->hdr.ts >= prof->split_ns) {
+		before = (prof->split_ns / P - r->wait_from / P) * P;
+		if (before > r->period)
+			before = r->period;
+		profile_add(ss->prof, r->hdr.pid, r->hdr.tid, w, frames, n, before,
+			    prof->split_ns - 1);
+	}
+	if (r->period > before)
+		profile_add(ss->prof, r->hdr.pid, r->hdr.tid, w, frames, n, r->period - before,
+			    r->hdr.ts);
 }
 
 /* The guest's name for PC, as the perf map and uftrace give it. */
@@ -416,7 +474,7 @@ static void resolve(struct samples *ss, struct jitmap *jm, struct pending *p)
 		profile_set_command(ss->prof, ss->pid, path_base(jm->exe_path));
 		ss->commanded = true;
 	}
-	profile_add(ss->prof, r->hdr.pid, r->hdr.tid, where(p), frames, n, r->period, r->hdr.ts);
+	add_to_profile(ss, r, where(p), frames, n);
 	if (ss->split)
 		split_sample(ss->split, p, part);
 }

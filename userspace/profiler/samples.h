@@ -20,6 +20,7 @@
 #include "profiler/cpusplit.h"
 #include "profiler/profile.h"
 #include "util/strtab.h"
+#include "util/u64map.h"
 #include "qemu-jitbpf.h"
 #include "sample.h"
 
@@ -37,6 +38,13 @@ struct samples {
 	uint64_t unknown_jit; /* in translated code no TB report covered */
 	/* Where the CPU went (--report), or NULL: its holder's. */
 	struct cpu_split *split;
+	/*
+	 * --off-cpu: ns per off-CPU tick; and per thread, up to when user
+	 * space took the wait it was in (--interval ended while it was):
+	 * that part of the wait's own sample, when it comes, is left out.
+	 */
+	uint64_t off_period;
+	struct u64map taken;
 	bool commanded;	 /* the profile has its guest program's name */
 	bool split_only; /* no stacks wanted: only the split (--report) */
 	/*
@@ -57,6 +65,10 @@ void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *
  * (NK of KNAMES, leaf first), not by address. */
 void samples_add_named(struct samples *ss, struct jitmap *jm, const struct qj_sample *r,
 		       size_t size, const char (*knames)[64], int nk);
+/* Thread TID's wait under way has been taken up to UNTIL in user space;
+ * where from to take it next time. */
+void samples_wait_taken(struct samples *ss, pid_t tid, uint64_t until);
+uint64_t samples_wait_taken_until(const struct samples *ss, pid_t tid);
 /* The code map is complete up to a flush: name what ran before it. */
 void samples_flush(struct samples *ss, struct jitmap *jm);
 /*

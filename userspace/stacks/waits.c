@@ -60,16 +60,23 @@ static bool take_open(void *ctx, struct thread_stack *t, const struct qj_vcpu *v
 
 	if (t->state != 'S' && t->state != 'D')
 		return true;
-	/* Seen leaving its CPU: since then; not seen: since we came. */
+	/* Seen leaving its CPU: since then; not seen: since we came; and
+	 * from where we took it last.  (BPF's map is only read: the thread
+	 * may come back while we take its wait, and its own sample of the
+	 * wait then leaves out what we took, by when the wait began.) */
 	kept = sampler_wait(w->pr->sm, t->tid, &o);
 	if (kept && !o.ts)
 		return true; /* back on a CPU meanwhile */
 	from = kept ? o.ts : w->since;
+	if (samples_wait_taken_until(w->ss, t->tid) > from)
+		from = samples_wait_taken_until(w->ss, t->tid);
 	if (from >= w->until)
 		return true;
 	state = t->state == 'D' ? QJ_OFF_UNINTERRUPTIBLE : QJ_OFF_SLEEPING;
+	if (!kept)
+		sampler_wait_since(w->pr->sm, t->tid, from, state);
 	if (take(w->pr, w->ss, w->jm, w->pid, t, v, from, w->until, state)) {
-		sampler_wait_from(w->pr->sm, t->tid, w->until, state);
+		samples_wait_taken(w->ss, t->tid, w->until);
 		w->n++;
 	}
 	return true;
