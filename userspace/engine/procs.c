@@ -132,6 +132,10 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
+/* The longest a QEMU's fork takes, from its fork_start() to the fork
+ * event: its address space is copied in between. */
+#define FORK_SPAN_NS (20ull * 1000 * 1000)
+
 /* How a program's end is said in a sentence. */
 static const char *end_said(const struct proc_end *pe)
 {
@@ -234,8 +238,10 @@ static void on_fork(struct engine *e, pid_t pid, uint32_t tid, pid_t child, uint
 	}
 	session_fork(&c->s, &parent->s);
 	/* (Forked while we attached to its parent: none of our probes was
-	 * in it yet, nor will be until we attach to it.) */
-	c->unfollowed = ts < parent->follows_ns;
+	 * in it yet, nor will be until we attach to it.  QEMU decides at the
+	 * start of its fork whether the child waits, and the fork is seen at
+	 * its end, up to FORK_SPAN_NS later.) */
+	c->unfollowed = parent->follows_ns && ts < parent->follows_ns + FORK_SPAN_NS;
 	e->forks++;
 	procs_begin(e, c, parent, tid, ts);
 	e->scope->forked(e, parent, c, ts);
