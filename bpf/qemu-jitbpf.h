@@ -74,6 +74,8 @@ enum qj_event_type {
 	QJ_EV_BLOCK,	 /* struct qj_block: a TB whose code is final */
 	QJ_EV_GUEST_MAP, /* struct qj_guest_map: the guest mapped a file */
 	QJ_EV_LAYOUT,	 /* struct qj_layout: a TB is not laid out as we read it */
+	/* --off-cpu: */
+	QJ_EV_WAIT_END, /* struct qj_wait_end (sample.h): a preempted thread runs again */
 };
 
 /* Counters in the BPF program's .bss, read by user space. */

@@ -381,12 +381,14 @@ static __always_inline struct qj_vcpu *vcpu_of_thread(__u64 id)
  * and a wait's ticks make one sample that stands for them all (a wait
  * shorter than the period crosses a tick as often as it lasts).
  *
- * Nothing is read when a thread leaves its CPU.  When it is switched back
- * in, a wait that crossed a tick gets the thread's kernel stack, which
- * still shows what it waited in; the rest is read in the thread itself,
- * whose user space is still as it was: when its system call returns
- * (every wait but a preemption is one), or for a thread that was
- * preempted, at its next CPU sample.
+ * A thread that goes to sleep is not read when it leaves its CPU.  When it
+ * is switched back in, a wait that crossed a tick gets the thread's kernel
+ * stack, which still shows what it waited in; the rest is read in the
+ * thread itself, whose user space is still as it was, when its system call
+ * returns (every sleep is one).  A preempted thread has made no call, and
+ * runs on when it comes back, maybe into a sleep: it is sampled as it
+ * leaves, and its wait's period follows when it comes back
+ * (QJ_EV_WAIT_END).
  */
 const volatile __u64 off_period; /* ns per tick; 0: no off-CPU time */
 
@@ -415,12 +417,14 @@ struct {
 /*
  * A sample of the current thread (ID), of process P, standing for PERIOD
  * ns: its stacks from CTX (a perf event's, a tracepoint's), or the kernel's
- * from the wait O; its guest state from V.
+ * from the wait O; its guest state from V.  PREEMPTED: the thread is being
+ * preempted, and its wait's period comes when it runs again.
  */
 static __always_inline void capture(void *ctx, __u64 id, const struct qj_proc *p,
-				    const struct qj_vcpu *v, __u64 period, const struct qj_off *o)
+				    const struct qj_vcpu *v, __u64 period, const struct qj_off *o,
+				    bool preempted)
 {
-	__u32 bytes = o ? off_stack_bytes : stack_bytes;
+	__u32 bytes = o || preempted ? off_stack_bytes : stack_bytes;
 	struct qj_sample *r;
 	long n;
 
@@ -445,7 +449,13 @@ static __always_inline void capture(void *ctx, __u64 id, const struct qj_proc *p
 	r->stack_len = 0;
 	r->state = 0;
 	r->wait_from = 0;
-	if (o) {
+	n = 0;
+	if (preempted) {
+		/* (Its kernel stack is the scheduler's: nothing of the guest's.) */
+		r->flags = QJ_SAMPLE_OFFCPU | QJ_SAMPLE_PREEMPTED;
+		r->state = QJ_OFF_RUNNABLE;
+		r->wait_from = r->hdr.ts;
+	} else if (o) {
 		r->flags = QJ_SAMPLE_OFFCPU;
 		r->state = o->state;
 		r->wait_from = o->from;
@@ -489,11 +499,11 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (!p)
 		return 0;
 	v = vcpu_of_thread(id);
-	capture(ctx, id, p, v, ctx->sample_period, NULL);
+	capture(ctx, id, p, v, ctx->sample_period, NULL, false);
 	o = wait_to_take();
 	if (o) {
 		if (v)
-			capture(ctx, id, p, v, o->ns, o);
+			capture(ctx, id, p, v, o->ns, o, false);
 		o->ns = 0;
 	}
 	return 0;
@@ -505,6 +515,9 @@ int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_str
 {
 	__u64 id, now = bpf_ktime_get_ns(), ticks, *t;
 	__u32 pid, zero = 0;
+	struct qj_wait_end *e;
+	struct qj_proc *p;
+	struct qj_vcpu *v;
 	struct qj_off *o;
 	long n;
 
@@ -522,6 +535,7 @@ int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_str
 	}
 	if (o) {
 		o->ts = now;
+		o->preempted = 0;
 		if (preempt || !(prev_state & 0xff))
 			o->leaving = QJ_OFF_RUNNABLE;
 		else if (prev_state & 2 /* TASK_UNINTERRUPTIBLE */)
@@ -529,9 +543,42 @@ int BPF_PROG(switch_cpu, bool preempt, struct task_struct *prev, struct task_str
 		else
 			o->leaving = QJ_OFF_SLEEPING;
 	}
+	/*
+	 * Preempted, it is sampled where it is now: when it runs again it may
+	 * run on into a system call and sleep before its next CPU sample,
+	 * and the stack of that sleep is not where it waited for a CPU.
+	 */
+	if (o && o->leaving == QJ_OFF_RUNNABLE) {
+		id = qj_current_ids();
+		pid = id >> 32;
+		p = bpf_map_lookup_elem(&procs, &pid);
+		v = vcpu_of_thread(id);
+		if (p && v) {
+			o->ids = id;
+			o->preempted = 1;
+			capture(ctx, id, p, v, 0, NULL, true);
+		}
+	}
 	/* NEXT comes back. */
 	o = bpf_task_storage_get(&offcpu, next, 0, 0);
-	if (o && o->ts) {
+	if (o && o->ts && o->preempted) {
+		/* Its sample is taken: its period follows, if any. */
+		ticks = now / off_period - o->ts / off_period;
+		o->ts = 0;
+		o->preempted = 0;
+		e = ticks ? bpf_ringbuf_reserve(&events, sizeof(*e), 0) : NULL;
+		if (e) {
+			e->hdr.type = QJ_EV_WAIT_END;
+			e->hdr.tid = (__u32)o->ids;
+			e->hdr.pid = o->ids >> 32;
+			e->hdr.pad = 0;
+			e->hdr.ts = now;
+			e->period = ticks * off_period;
+			qj_submit(&events, e, wake_bytes, false);
+		} else if (ticks) {
+			__sync_fetch_and_add(&lost_samples, 1);
+		}
+	} else if (o && o->ts) {
 		ticks = now / off_period - o->ts / off_period;
 		if (ticks && !o->ns) {
 			n = bpf_get_task_stack(next, o->kstack, sizeof(o->kstack), 0);
@@ -571,7 +618,7 @@ int BPF_PROG(wait_end)
 	p = bpf_map_lookup_elem(&procs, &pid);
 	v = vcpu_of_thread(id);
 	if (p && v)
-		capture(ctx, id, p, v, o->ns, o);
+		capture(ctx, id, p, v, o->ns, o, false);
 	o->ns = 0;
 	return 0;
 }

@@ -71,6 +71,9 @@ struct qj_proc {
 #define QJ_SAMPLE_VCPU	 1 /* the thread runs a vCPU: gregs and guest stack valid */
 #define QJ_SAMPLE_KERNEL 2 /* taken in the kernel */
 #define QJ_SAMPLE_OFFCPU 4 /* --off-cpu: the thread's wait, from its return */
+/* --off-cpu: taken as the thread was preempted; its period comes with the
+ * thread's next QJ_EV_WAIT_END, if the wait crossed a tick. */
+#define QJ_SAMPLE_PREEMPTED 8
 
 /* Why an off-CPU sample's thread was off its CPU (struct qj_sample state). */
 enum qj_off_state {
@@ -90,14 +93,22 @@ enum qj_off_state {
  * read and restarted by user space for a wait still under way).
  */
 struct qj_off {
-	__u64 ts;      /* when it left its CPU; 0 while it is on one */
-	__u64 ns;      /* a wait's ticks not taken yet, in ns; 0 if none */
-	__u32 state;   /* that wait's: QJ_OFF_* */
-	__u32 leaving; /* the current wait's */
-	__u32 nkern;   /* frames in kstack */
-	__u32 pad;
+	__u64 ts;		     /* when it left its CPU; 0 while it is on one */
+	__u64 ns;		     /* a wait's ticks not taken yet, in ns; 0 if none */
+	__u32 state;		     /* that wait's: QJ_OFF_* */
+	__u32 leaving;		     /* the current wait's */
+	__u32 nkern;		     /* frames in kstack */
+	__u32 preempted;	     /* the current wait's sample is taken: its end is due */
+	__u64 ids;		     /* the thread's, as user space numbers them */
 	__u64 from;		     /* when the last wait counted in ns began */
 	__u64 kstack[QJ_KSTACK_MAX]; /* that wait's, leaf first */
+};
+
+/* QJ_EV_WAIT_END: the thread of HDR, preempted, runs again after PERIOD
+ * ns of waits (whole ticks): its QJ_SAMPLE_PREEMPTED sample's. */
+struct qj_wait_end {
+	struct qj_hdr hdr;
+	__u64 period;
 };
 
 struct qj_sample {

@@ -22,13 +22,14 @@ share() { # FOLDED FRAME
 	awk -v f=";$2;" '{ t += $NF } index($0, f) { s += $NF } END { printf "%.1f %.2f\n", 100 * s / t, t / 1e9 }' "$1"
 }
 
-# SHARE within 5 points of the guest's own (from OUT) and of 80.
+# SHARE within 5 points of the guest's own (from OUT), which is 80 on a
+# quiet host and less on a busy one (a round's work waits for a CPU).
 check_share() { # SHARE OUT
 	local own
 	own=$(sed -nE 's/^waits: ([0-9.]+)% of the time in snooze$/\1/p' <<<"$2")
 	[ -n "$own" ] || fail "the guest said no share: $2"
 	echo "# snooze: $1 % of the profile's wall time, $own % by the guest's clock" >&3
-	awk -v a="$1" -v b="$own" 'BEGIN { d = a - b; e = a - 80; exit !(d <= 5 && d >= -5 && e <= 5 && e >= -5) }' ||
+	awk -v a="$1" -v b="$own" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5 && b >= 60 && b <= 82) }' ||
 		fail "snooze has $1 % of the profile, the guest slept $own %"
 }
 
@@ -75,7 +76,7 @@ check_share() { # SHARE OUT
 	wait "$BG_PID"
 	read -r s total < <(share "$D/p.folded" snooze)
 	echo "# $total s of wall time for 4 threads over 3 s" >&3
-	awk -v t="$total" 'BEGIN { exit !(t >= 10.5 && t <= 13) }' || fail "$total s of wall time"
+	awk -v t="$total" 'BEGIN { exit !(t >= 11.4 && t <= 13) }' || fail "$total s of wall time"
 	check_share "$s" "$(cat "$D/bg.out")"
 	BG_PID=
 }
@@ -114,12 +115,14 @@ check_share() { # SHARE OUT
 	for f in "${files[@]}"; do
 		t=$(awk '{ t += $NF } END { printf "%.3f", t / 1e9 }' "$f")
 		echo "# $(basename "$f"): $t s of wall time" >&3
-		# The thread's second, on its CPU or off it, once: off-CPU ticks
-		# and CPU samples of 10 ms (99 Hz), and in the first and the last
-		# QEMU's start and exit, which its other threads share.
-		awk -v t="$t" 'BEGIN { exit !(t <= 1.06) }' || fail "$f: $t s in an interval of 1 s"
+		# The thread's second, on its CPU or off it, once (a wait counted
+		# twice would make 1.3 s and more): off-CPU ticks and CPU samples
+		# of 10 ms (99 Hz, their periods as the kernel adapts them), and
+		# in the first and the last QEMU's start and exit, which its other
+		# threads share (up to 1.10 s seen on a busy host).
+		awk -v t="$t" 'BEGIN { exit !(t <= 1.15) }' || fail "$f: $t s in an interval of 1 s"
 		[ "$f" = "${files[0]}" ] || [ "$f" = "${files[-1]}" ] ||
-			awk -v t="$t" 'BEGIN { exit !(t >= 0.97 && t <= 1.03) }' ||
+			awk -v t="$t" 'BEGIN { exit !(t >= 0.95 && t <= 1.05) }' ||
 			fail "$f: $t s in an interval of 1 s"
 		n=$((n + 1))
 	done

@@ -329,21 +329,23 @@ saves() { # BEFORE AFTER FACTOR
 	QARM=$(qemu_bin "$V" arm)
 	# Two threads adding to one counter, built for ARMv8.0: exclusive pairs
 	# (their helper is a quarter of the CPU even when the threads never
-	# run at once, and LSE saves a third then).
-	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics)" 2000000 2
+	# run at once, and LSE saves a third then).  Long enough that QEMU's
+	# start, the same in both, does not hide it: 2x2000000 took 0.13 s
+	# of CPU, then 0.10 with LSE, on a host with a core kept busy.
+	run "$QEMU_JITBPF" -F 999 --report --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics)" 4000000 2
 	assert_success
-	assert_line 'atomics 4000000'
+	assert_line 'atomics 8000000'
 	assert_line --regexp '^  atomic-retry: atomics: compare-and-swap helpers took [0-9]+% of [0-9.]+ s of CPU \(helper_atomic_cmpxchgq_le [0-9]+%.*\)\.$'
 	assert_line --regexp '^    Change: each store-exclusive or compare-and-swap is a helper call'
 	[ "$(diagnoses)" = "atomic-retry atomics" ] || fail "diagnoses: $(diagnoses)"
 	before=$(cpu_s)
 	# The change applied: LSE's LDADDAL.
-	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics-lse)" 2000000 2
+	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QA" "$(guest aarch64 atomics-lse)" 4000000 2
 	assert_success
-	assert_line 'atomics 4000000'
+	assert_line 'atomics 8000000'
 	[ -z "$(diagnoses)" ] || fail "still: $(diagnoses)"
 	after=$(cpu_s)
-	echo "# aarch64 atomics 2x2000000: $before s of CPU with LDXR/STXR, $after s with LDADDAL" >&3
+	echo "# aarch64 atomics 2x4000000: $before s of CPU with LDXR/STXR, $after s with LDADDAL" >&3
 	saves "$before" "$after" 1.3
 	# RISC-V: a compare-and-swap loop (LR/SC), then a fetch-and-add (AMOADD).
 	run "$QEMU_JITBPF" -F 999 --report="$D/r.json" -- "$QR" "$(guest riscv64 atomics)" 1000000 2 cas

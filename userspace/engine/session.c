@@ -480,6 +480,10 @@ void session_event(struct session *s, const void *data, size_t size)
 		if (s->smp)
 			samples_add(s->smp, &s->jm, data, size);
 		break;
+	case QJ_EV_WAIT_END:
+		if (s->smp && size >= sizeof(struct qj_wait_end))
+			samples_wait_end(s->smp, data);
+		break;
 	case QJ_EV_BLOCK:
 	case QJ_EV_GUEST_MAP:
 	case QJ_EV_LAYOUT:

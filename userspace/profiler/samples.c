@@ -41,9 +41,37 @@ void samples_free(struct samples *ss)
 		ss->head = p->next;
 		free(p);
 	}
+	for (size_t i = 0; i < ss->preempted.cap; i++)
+		if (ss->preempted.e[i].slot)
+			free((struct pending *)(uintptr_t)ss->preempted.e[i].val);
+	u64map_free(&ss->preempted);
 	guest_free(&ss->host);
 	strtab_free(&ss->names);
 	u64map_free(&ss->taken);
+}
+
+/* P, a preempted thread's sample: held until its wait ends. */
+static void hold_preempted(struct samples *ss, struct pending *p)
+{
+	uint64_t *slot = u64map_at(&ss->preempted, (uint64_t)p->r.hdr.tid);
+
+	/* (An earlier one whose wait crossed no tick has no end.) */
+	free((struct pending *)(uintptr_t)*slot);
+	*slot = (uintptr_t)p;
+}
+
+void samples_wait_end(struct samples *ss, const struct qj_wait_end *e)
+{
+	struct pending *p =
+		(struct pending *)(uintptr_t)u64map_take(&ss->preempted, (uint64_t)e->hdr.tid);
+
+	if (!p)
+		return;
+	p->r.period = e->period;
+	p->r.hdr.ts = e->hdr.ts;
+	p->r.flags &= ~QJ_SAMPLE_PREEMPTED;
+	*ss->tail = p;
+	ss->tail = &p->next;
 }
 
 void samples_wait_taken(struct samples *ss, pid_t tid, uint64_t until)
@@ -233,6 +261,10 @@ static void add(struct samples *ss, struct jitmap *jm, const struct qj_sample *r
 			.kind = FRAME_KERNEL,
 		};
 	host_frames(ss, jm, p);
+	if (p->r.flags & QJ_SAMPLE_PREEMPTED) {
+		hold_preempted(ss, p);
+		return;
+	}
 	*ss->tail = p;
 	ss->tail = &p->next;
 }

@@ -45,6 +45,9 @@ struct samples {
 	 */
 	uint64_t off_period;
 	struct u64map taken;
+	/* --off-cpu: per thread, its sample taken as it was preempted (a
+	 * struct pending *), until its wait ends (QJ_EV_WAIT_END). */
+	struct u64map preempted;
 	bool commanded;	 /* the profile has its guest program's name */
 	bool split_only; /* no stacks wanted: only the split (--report) */
 	/*
@@ -65,6 +68,9 @@ void samples_add(struct samples *ss, struct jitmap *jm, const struct qj_sample *
  * (NK of KNAMES, leaf first), not by address. */
 void samples_add_named(struct samples *ss, struct jitmap *jm, const struct qj_sample *r,
 		       size_t size, const char (*knames)[64], int nk);
+/* A QJ_EV_WAIT_END record: the thread's sample taken as it was preempted
+ * stands for its period. */
+void samples_wait_end(struct samples *ss, const struct qj_wait_end *e);
 /* Thread TID's wait under way has been taken up to UNTIL in user space;
  * where from to take it next time. */
 void samples_wait_taken(struct samples *ss, pid_t tid, uint64_t until);

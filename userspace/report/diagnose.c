@@ -225,7 +225,7 @@ size_t diagnose_program(const struct program_sum *p, struct diagnosis *d, size_t
 	};
 	size_t n = 0;
 
-	if (p->split.samples < MIN_SAMPLES)
+	if (p->split.samples < MIN_SAMPLES || p->cpu_ns * 100 < p->run_cpu_ns)
 		return 0;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]) && n < dmax; i++)
 		if (rules[i](p, &d[n])) {

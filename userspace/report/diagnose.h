@@ -17,7 +17,8 @@
 struct program_sum {
 	const char *program;
 	size_t runs;
-	uint64_t cpu_ns; /* the kernel's */
+	uint64_t cpu_ns;     /* the kernel's */
+	uint64_t run_cpu_ns; /* every program's of the run together, or 0 */
 	uint64_t tbs, flushes;
 	uint64_t again_flush, again_other; /* blocks translated again */
 	struct cpu_split split;		   /* sampled */
@@ -30,7 +31,9 @@ struct diagnosis {
 	const char *fix;
 };
 
-/* The diagnoses of program P into D (at most DMAX); how many. */
+/* The diagnoses of program P into D (at most DMAX); how many.  None for
+ * a program of a negligible share of the run's CPU (under 1 %): what
+ * changes it would change the run by less. */
 size_t diagnose_program(const struct program_sum *p, struct diagnosis *d, size_t dmax);
 
 #endif

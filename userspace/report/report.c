@@ -244,13 +244,17 @@ static struct sum *by_subtree(const struct report *r, size_t *n)
 static struct diagnosis *diagnoses(const struct sum *progs, size_t nprogs, size_t *n)
 {
 	struct diagnosis *d = xcalloc(nprogs * DIAG_MAX + 1, sizeof(*d));
+	uint64_t run_cpu_ns = 0;
 
+	for (size_t i = 0; i < nprogs; i++)
+		run_cpu_ns += progs[i].t.cpu_ns;
 	*n = 0;
 	for (size_t i = 0; i < nprogs; i++) {
 		struct program_sum p = {
 			.program = progs[i].key,
 			.runs = progs[i].t.n,
 			.cpu_ns = progs[i].t.cpu_ns,
+			.run_cpu_ns = run_cpu_ns,
 			.tbs = progs[i].t.tbs,
 			.flushes = progs[i].t.flushes,
 			.again_flush = progs[i].t.again_flush,
