@@ -194,6 +194,8 @@ check_uftrace_tree() { # ARCH EXEC?
 	# children of its own (one fork every few ms).
 	for n in 1 2 3; do
 		run "$QEMU_JITBPF" -v -p "$pid" --perfmap -d 1
+		# (Hundreds of perf maps: none is left for a later test's pid.)
+		sed -nE 's/.*: wrote (\/tmp\/perf-[0-9]+\.map)$/\1/p' <<<"$output" | xargs -r rm -f
 		echo "$output" | grep -E 'forked while|warning|QEMU processes' | sed "s/^/# $n: /" >&3
 		assert_success
 		refute_output --partial 'warning:'
@@ -203,7 +205,6 @@ check_uftrace_tree() { # ARCH EXEC?
 	touch "$D/stop"
 	wait "$pid"
 	grep -qE '^[0-9]+ children$' "$D/out" || fail "forkrain: $(cat "$D/out")"
-	rm -f /tmp/perf-"$pid".map
 }
 
 # The foreign shell's commands, each a QEMU forked and exec'd through
