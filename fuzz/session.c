@@ -211,6 +211,8 @@ static size_t type_size(uint32_t type)
 		return sizeof(struct qj_calls);
 	case QJ_EV_SAMPLE:
 		return sizeof(struct qj_sample);
+	case QJ_EV_WAIT_END:
+		return sizeof(struct qj_wait_end);
 	case QJ_EV_FORK:
 		return sizeof(struct qj_fork);
 	case QJ_EV_CALLS_LOST:
