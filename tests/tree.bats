@@ -184,16 +184,17 @@ check_uftrace_tree() { # ARCH EXEC?
 	done
 }
 
-@test "-p on a QEMU forking hundreds of short children a second: none lost, those forked during the attach not counted as lost" {
-	local pid n
+@test "-p on a QEMU forking hundreds of short children a second: none lost, those forked during the attach not counted as lost, none waiting after" {
+	local pid n c1 c2
 	"$QX" "$(guest x86_64 forkrain)" "$D/stop" >"$D/out" &
 	pid=$!
 	PIDS+=("$pid")
 	sleep 0.5
 	# Several attaches: each one's window, while the probes go in, has
-	# children of its own (one fork every few ms).
-	for n in 1 2 3; do
-		run "$QEMU_JITBPF" -v -p "$pid" --perfmap -d 1
+	# children of its own (one fork every few ms), and so, one time in
+	# a few, has each one's detach.
+	for n in 1 2 3 4 5 6 7 8; do
+		run "$QEMU_JITBPF" -v -p "$pid" --perfmap -d 0.4
 		# (Hundreds of perf maps: none is left for a later test's pid.)
 		sed -nE 's/.*: wrote (\/tmp\/perf-[0-9]+\.map)$/\1/p' <<<"$output" | xargs -r rm -f
 		echo "$output" | grep -E 'forked while|warning|QEMU processes' | sed "s/^/# $n: /" >&3
@@ -201,6 +202,12 @@ check_uftrace_tree() { # ARCH EXEC?
 		refute_output --partial 'warning:'
 		read -r procs forked maps nameless < <(process_counts <(echo "$output"))
 		[ "$nameless" = 0 ] && [ "$forked" -ge 3 ] || fail "$n: $procs processes, $forked forked, $nameless without a handshake"
+		# No child forked as we detached waits for us on its own: a
+		# child lives a few ms, and the tree goes on at once.
+		c1=$(pgrep -P "$pid") || true
+		sleep 0.4
+		c2=$(pgrep -P "$pid") || true
+		[ -z "$c1" ] || [ "$c1" != "$c2" ] || fail "$n: child $c1 of $pid still there 0.4 s after the run"
 	done
 	touch "$D/stop"
 	wait "$pid"

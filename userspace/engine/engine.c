@@ -310,6 +310,7 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 {
 	bool running = e->scope->following(e);
 	struct release rel = {0};
+	uint64_t detached_ns;
 
 	pr_dbg("stopping after %.0f ms", (mono_ns() - t0) / 1e6);
 	if (running) {
@@ -321,8 +322,11 @@ static void stop(struct engine *e, int *warmup_fd, uint64_t t0)
 		probes_drop(fds, n, false);
 		pr_dbg("detached after %.0f ms", (mono_ns() - t0) / 1e6);
 	}
+	detached_ns = mono_ns();
 	ring_buffer__consume(e->rb);
 	pr_dbg("drained after %.0f ms", (mono_ns() - t0) / 1e6);
+	if (running && e->scope->detached)
+		e->scope->detached(e, detached_ns);
 	if (!running)
 		release_start(e, warmup_fd, &rel);
 	procs_end_all(e, running ? PROC_RUNNING : "exit");

@@ -83,6 +83,11 @@ static inline bool engine_wants_code(const struct engine_opts *o)
  */
 int engine_run(struct engine_opts *o, volatile sig_atomic_t *exiting);
 
+/* The longest a QEMU's fork takes, from its fork_start() (where it
+ * decides whether its child waits for us) to the fork event: its address
+ * space is copied in between. */
+#define FORK_SPAN_NS (20ull * 1000 * 1000)
+
 /* A process followed: its QEMU, its session, and our links into it. */
 struct proc {
 	struct target own;

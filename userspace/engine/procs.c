@@ -132,10 +132,6 @@ static void root_check(struct engine *e, struct session *s)
 	}
 }
 
-/* The longest a QEMU's fork takes, from its fork_start() to the fork
- * event: its address space is copied in between. */
-#define FORK_SPAN_NS (20ull * 1000 * 1000)
-
 /* How a program's end is said in a sentence. */
 static const char *end_said(const struct proc_end *pe)
 {

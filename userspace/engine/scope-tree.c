@@ -11,10 +11,14 @@
 #include "engine/warmup.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 #include "qemu-jitbpf.h"
@@ -282,6 +286,81 @@ static void execd(struct engine *e, pid_t pid, struct exec_before *before, uint6
 		procs_ask(p, false);
 }
 
+/* CHILD, forked by P, which runs P's QEMU still, and which we never saw:
+ * raise its request counter as we raise a forked child's. */
+static void release(struct engine *e, const struct proc *p, pid_t child)
+{
+	struct target t = {.pid = child};
+	struct handshake hs;
+	char path[64];
+	struct stat st;
+
+	if (procs_find(e, child))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/exe", child);
+	if (stat(path, &st) || st.st_dev != p->bin->dev || st.st_ino != p->bin->ino)
+		return;
+	if (!handshake_init(&hs, &t) && !handshake_start(&hs, 2))
+		pr_dbg("pid %d: forked by %d as we detached, let go", child, p->t->pid);
+}
+
+/* Each child of process P, by its threads' lists, to release(). */
+static void release_children(struct engine *e, const struct proc *p)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", p->t->pid);
+	if (!(dir = opendir(path)))
+		return;
+	while ((d = readdir(dir))) {
+		char *file;
+		FILE *f;
+		int child;
+
+		if (d->d_name[0] == '.')
+			continue;
+		file = xasprintf("%s/%s/children", path, d->d_name);
+		f = fopen(file, "r");
+		free(file);
+		if (!f)
+			continue;
+		while (fscanf(f, "%d", &child) == 1)
+			release(e, p, child);
+		fclose(f);
+	}
+	closedir(dir);
+}
+
+/*
+ * We stopped while the tree runs on.  A QEMU that was forking as our
+ * probes went decided, at the start of its fork, that the child waits for
+ * us (qemu:jit_fork_wait), and the child's fork came after the last one
+ * we saw: it would wait for our request until its wait runs out (2 s),
+ * and its parent, if it waits for it, with it.  So, once any such fork is
+ * done, such children are let go, as our request would have done.
+ */
+/* Do P's children wait for us as it forks? */
+static bool children_wait(const struct proc *p)
+{
+	return p->follows_ns && p->bin && p->bin->fork_wait;
+}
+
+static void detached(struct engine *e, uint64_t detached_ns)
+{
+	uint64_t now = mono_ns();
+	bool any = false;
+
+	pidtab_for_each(&e->procs, n) any |= children_wait(proc_of(n));
+	if (!any)
+		return;
+	if (now < detached_ns + FORK_SPAN_NS)
+		usleep((detached_ns + FORK_SPAN_NS - now) / 1000);
+	pidtab_for_each(&e->procs, n) if (children_wait(proc_of(n)))
+		release_children(e, proc_of(n));
+}
+
 /* Until QEMU exits or the ring has records. */
 static void wait(struct engine *e, int fd, int timeout_ms)
 {
@@ -298,6 +377,7 @@ const struct scope scope_tree = {
 	.attach = attach,
 	.wait = wait,
 	.check = check,
+	.detached = detached,
 	.following = following,
 	.forked = forked,
 	.execd = execd,

@@ -58,6 +58,9 @@ struct scope {
 	void (*forked)(struct engine *e, struct proc *parent, struct proc *child, uint64_t ts);
 	/* PID exec'd at TS; BEFORE: what it ran (its files are complete). */
 	void (*execd)(struct engine *e, pid_t pid, struct exec_before *before, uint64_t ts);
+	/* We stopped following processes that run on (-d, Ctrl-C), at
+	 * DETACHED_NS, and have read the last of their records. */
+	void (*detached)(struct engine *e, uint64_t detached_ns);
 };
 
 extern const struct scope scope_tree, scope_host;
