@@ -459,6 +459,7 @@ bench: tool guests qemu qemu-ref qemu-stock
 	@bench/attached.sh
 	@bench/backtoback.sh
 	@bench/uftrace.sh
+	@bench/uftrace-growth.sh
 	@bench/profile.sh
 	@bench/startup.sh
 	@bench/offcpu.sh
