@@ -75,6 +75,9 @@ build() { # STAGE PACKAGE FIELDS
 		printf '%s\n' "$3"
 	} >"$stage/DEBIAN/control"
 	find "$stage" -type d -exec chmod 0755 {} +
+	# This version's package replaces an earlier one's (a build per
+	# commit): OUT holds what make built last, as apt would install it.
+	rm -f "$OUT/${name}"_*_"$ARCH.deb"
 	dpkg-deb --root-owner-group -Zxz --build "$stage" "$OUT/${name}_${VERSION}_$ARCH.deb" >/dev/null
 	echo "deb: $OUT/${name}_${VERSION}_$ARCH.deb"
 }

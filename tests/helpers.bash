@@ -468,3 +468,20 @@ wait_cpu() { # PID SECONDS
 	done
 	return 1
 }
+
+# The waits guest (tests/guests/waits.c) under --off-cpu.
+# The share (%) of FOLDED's time in stacks through FRAME, and the total (s).
+share() { # FOLDED FRAME
+	awk -v f=";$2;" '{ t += $NF } index($0, f) { s += $NF } END { printf "%.1f %.2f\n", 100 * s / t, t / 1e9 }' "$1"
+}
+
+# SHARE within 5 points of the guest's own (from OUT), which is 80 on a
+# quiet host and less on a busy one (a round's work waits for a CPU).
+check_share() { # SHARE OUT
+	local own
+	own=$(sed -nE 's/^waits: ([0-9.]+)% of the time in snooze$/\1/p' <<<"$2")
+	[ -n "$own" ] || fail "the guest said no share: $2"
+	echo "# snooze: $1 % of the profile's wall time, $own % by the guest's clock" >&3
+	awk -v a="$1" -v b="$own" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5 && b >= 60 && b <= 82) }' ||
+		fail "snooze has $1 % of the profile, the guest slept $own %"
+}

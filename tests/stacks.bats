@@ -192,8 +192,8 @@ print(len(t), t[0].get('sampled'), ';'.join(f), t[0]['frames'][0].get('line'))" 
 @test "-p on a QEMU that has run for two minutes: --stacks names every thread where it is, --off-cpu puts 80 % ± 5 of the wall time where they sleep" {
 	local out
 	# Four threads, each sleeping 8 ms in snooze() and working 2 ms in
-	# work(), for 160 s; attached after 120.
-	start_bg "$(qemu_bin $V x86_64)" "$(guest x86_64 waits)" 160 8000 2000 4
+	# work(), for 126 s; attached after 120, until its end.
+	start_bg "$(qemu_bin $V x86_64)" "$(guest x86_64 waits)" 126 8000 2000 4
 	sleep 120
 	run "$QEMU_JITBPF" -p "$BG_PID" --stacks="$D/s.json"
 	assert_success
@@ -211,9 +211,12 @@ for x in t:
 	! grep -vE '^(clock_nanosleep .*;snooze;run;|(running |R |S ).*(work|now|snooze);run;)' <<<"$out" || fail "$out"
 	run "$QEMU_JITBPF" -p "$BG_PID" -d 3 --off-cpu -F 499 --profile="$D/p.folded"
 	assert_success
-	out=$(awk '{ t += $NF } /;snooze;/ { s += $NF } END { printf "%.1f", 100 * s / t }' "$D/p.folded")
-	echo "# snooze: $out % of the wall time" >&3
-	awk -v s="$out" 'BEGIN { exit !(s >= 75 && s <= 85) }' || fail "snooze: $out %"
+	# Against the guest's own clock: on a busy host its rounds wait for
+	# a CPU in work(), and it sleeps less than 80 % of the time.
+	wait "$BG_PID"
+	read -r out _ < <(share "$D/p.folded" snooze)
+	check_share "$out" "$(cat "$D/bg.out")"
+	BG_PID=
 }
 
 @test "--stacks on QEMU 7.2's series: the same deadlock" {
