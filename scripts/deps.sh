@@ -16,7 +16,7 @@ PKGS="
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   gcc-s390x-linux-gnu libc6-dev-s390x-cross
-  valgrind clang-format bc cpio libcurl4-openssl-dev python3-seccomp
+  valgrind clang-format bc cpio libcurl4-openssl-dev python3-seccomp cmark-gfm
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
   golang-go chromium tmux libc6-dbg gnuplot-nox elfutils lcov diff-cover debootstrap
   lintian binfmt-support

@@ -56,3 +56,7 @@ fuzz_target() { # TARGET
 @test "fuzz unwind: frame pointers and CFI over any stack bytes and registers" {
 	fuzz_target unwind
 }
+
+@test "fuzz report-md: --report=FILE.md of any rows, under any limit: within it, every row shown or counted" {
+	fuzz_target report-md
+}

@@ -70,6 +70,54 @@ rusage_cpu() {
 		fail "subtrees: $(json "$D/r.json" "[t['processes'] for t in r['subtrees']]")"
 }
 
+@test "--report=FILE.md: a CI job's summary as GitHub renders it (cmark-gfm, its table extension): a row per command, each command line as it ran, under 1 MiB" {
+	local odd='a|b `c` \|d *e* _f_ <g> &amp; https://h.example/i www.j.example'
+	run "$QEMU_JITBPF" --report="$D/r.md" --report="$D/r.json" -- \
+		sh -c '"$1" "$2" 200000 "$3"; "$1" "$2" 100000 plain' sh "$QX" "$(guest x86_64 hot)" "$odd"
+	assert_success
+	[ "$(stat -c %s "$D/r.md")" -le 1048576 ] || fail "$(stat -c %s "$D/r.md") bytes"
+	cmark-gfm -e table --unsafe "$D/r.md" >"$D/r.html"
+	# The commands table, as the HTML has it, against the JSON's rows.
+	run /usr/bin/python3 - "$D/r.html" "$D/r.json" <<'PY'
+import html.parser, json, sys
+
+class Tables(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables, self.cell, self.title = [], None, ""
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append((self.title, []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][1][-1].append(self.cell)
+            self.cell = None
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+        else:
+            self.title = data.strip() or self.title
+
+p = Tables()
+p.feed(open(sys.argv[1]).read())
+r = json.load(open(sys.argv[2]))
+tables = dict((t, rows) for t, rows in p.tables)
+rows = tables["Commands, the most CPU first"]
+assert rows[0][0] == "CPU s" and rows[0][-1] == "command", rows[0]
+got = sorted((int(row[-2]), row[-1]) for row in rows[1:])
+want = sorted((q["pid"], q["command"]) for q in r["processes"])
+assert got == want, (got, want)
+assert [row[-1] for row in tables["By program"][1:]] == ["hot"], tables["By program"]
+print(len(rows) - 1, "rows")
+PY
+	assert_success
+	assert_output "2 rows"
+}
+
 @test "--report-rows: the rows of processes that ended first are folded into the totals by program and subtree, which still add up" {
 	binfmt_register "$QA"
 	local bb

@@ -234,8 +234,9 @@ static const struct opt table[] = {
 	{"report", OPT_REPORT, "FILE", OPTION_ARG_OPTIONAL,
 	 "What each emulated command cost: its command line, parent, wall and CPU time, that CPU "
 	 "split into the guest's code, translation, block lookup, helpers, the kernel and QEMU, "
-	 "its code; by program and by subtree. Into FILE: .json, else a table (default: the "
-	 "table on stderr at the end); repeatable",
+	 "its code; by program and by subtree. Into FILE: .json, .md (Markdown for a CI job's "
+	 "summary, under 1 MiB), else a table (default: the table on stderr at the end); "
+	 "repeatable",
 	 K_FN, .fn = read_report},
 	{"report-rows", OPT_REPORT_ROWS, "N", 0,
 	 "--report: keep the rows of at most N processes that have ended (default 4096); the "

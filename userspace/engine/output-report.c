@@ -143,6 +143,9 @@ static void proc_free(struct engine *e, struct proc *p)
 	p->row = NULL;
 }
 
+/* A CI job's summary holds 1 MiB a step ($GITHUB_STEP_SUMMARY). */
+#define REPORT_MD_LIMIT (1024 * 1024)
+
 static int write_one(const struct report *r, const char *path, bool timeline)
 {
 	struct safe_file sf;
@@ -154,6 +157,8 @@ static int write_one(const struct report *r, const char *path, bool timeline)
 		timeline_write(r, sf.f);
 	else if (before_suffix(path, ".json"))
 		report_write_json(r, sf.f);
+	else if (before_suffix(path, ".md"))
+		report_write_markdown(r, sf.f, REPORT_MD_LIMIT);
 	else
 		report_write_text(r, sf.f);
 	return safe_file_commit(&sf);

@@ -9,9 +9,10 @@
 
 /* The columns of the tables: the parts people ask about first. */
 enum col { COL_GUEST, COL_TRANSLATE, COL_LOOKUP, COL_HELPERS, COL_KERNEL, COL_QEMU, COL_MAX };
+_Static_assert(COL_MAX == REPORT_COLS, "the report's columns");
 
-static const char *const col_names[COL_MAX] = {"guest",	 "transl", "lookup",
-					       "helper", "kernel", "qemu"};
+const char *const report_col_names[REPORT_COLS] = {"guest",  "transl", "lookup",
+						   "helper", "kernel", "qemu"};
 
 static enum col col_of(enum cpu_part p)
 {
@@ -182,17 +183,10 @@ static uint64_t wall_ns(const struct report_proc *p)
 	return p->start_ns && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 }
 
-/* A total: a program's runs, or a subtree. */
-struct sum {
-	const char *key;	       /* a program's name */
-	const struct report_proc *top; /* a subtree's root */
-	struct report_tally t;
-};
-
 /* By program: what was folded, and the rows. */
-static struct sum *by_program(const struct report *r, size_t *n)
+static struct report_sum *by_program(const struct report *r, size_t *n)
 {
-	struct sum *v = xcalloc(r->n + r->nprogs + 1, sizeof(*v));
+	struct report_sum *v = xcalloc(r->n + r->nprogs + 1, sizeof(*v));
 	struct u64map at = {0};
 
 	*n = 0;
@@ -217,9 +211,9 @@ static struct sum *by_program(const struct report *r, size_t *n)
 }
 
 /* Each row that has rows below it (kept or folded): it and all it ran. */
-static struct sum *by_subtree(const struct report *r, size_t *n)
+static struct report_sum *by_subtree(const struct report *r, size_t *n)
 {
-	struct sum *all = xcalloc(r->n + 1, sizeof(*all)), *v;
+	struct report_sum *all = xcalloc(r->n + 1, sizeof(*all)), *v;
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct report_proc *p = r->v[i], *up = p;
@@ -241,7 +235,7 @@ static struct sum *by_subtree(const struct report *r, size_t *n)
 #define DIAG_MAX 4
 
 /* The diagnoses of each program, into *N (the caller frees them). */
-static struct diagnosis *diagnoses(const struct sum *progs, size_t nprogs, size_t *n)
+static struct diagnosis *diagnoses(const struct report_sum *progs, size_t nprogs, size_t *n)
 {
 	struct diagnosis *d = xcalloc(nprogs * DIAG_MAX + 1, sizeof(*d));
 	uint64_t run_cpu_ns = 0;
@@ -269,7 +263,7 @@ static struct diagnosis *diagnoses(const struct sum *progs, size_t nprogs, size_
 
 static int by_cpu(const void *a, const void *b)
 {
-	const struct sum *x = a, *y = b;
+	const struct report_sum *x = a, *y = b;
 
 	return x->t.cpu_ns < y->t.cpu_ns ? 1 : x->t.cpu_ns > y->t.cpu_ns ? -1 : 0;
 }
@@ -282,8 +276,7 @@ static int rows_by_cpu(const void *a, const void *b)
 	return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
 }
 
-/* The columns' shares of a split, in per cent. */
-static void shares(const struct cpu_split *s, double pct[COL_MAX])
+void report_shares(const struct cpu_split *s, double pct[REPORT_COLS])
 {
 	uint64_t total = cpu_split_total(s);
 
@@ -296,7 +289,7 @@ static void put_shares(FILE *f, const struct cpu_split *s)
 {
 	double pct[COL_MAX];
 
-	shares(s, pct);
+	report_shares(s, pct);
 	for (int c = 0; c < COL_MAX; c++)
 		if (s->samples)
 			fprintf(f, " %6.1f%%", pct[c]);
@@ -308,7 +301,7 @@ static void put_header(FILE *f, const char *first)
 {
 	fprintf(f, "  %8s", first);
 	for (int c = 0; c < COL_MAX; c++)
-		fprintf(f, " %7s", col_names[c]);
+		fprintf(f, " %7s", report_col_names[c]);
 }
 
 /* "Helpers: ..." or "System calls: ...": the top items of T, the most first. */
@@ -324,30 +317,62 @@ static void put_items(FILE *f, const char *label, const struct split_item t[SPLI
 		fputc('\n', f);
 }
 
+void report_view(const struct report *r, struct report_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->progs = by_program(r, &v->nprogs);
+	for (size_t i = 0; i < v->nprogs; i++)
+		tally_add(&v->all, &v->progs[i].t);
+	qsort(v->progs, v->nprogs, sizeof(*v->progs), by_cpu);
+	v->rows = xcalloc(r->n ? r->n : 1, sizeof(*v->rows));
+	for (size_t i = 0; i < r->n; i++)
+		v->rows[i] = r->v[i];
+	v->nrows = r->n;
+	qsort(v->rows, v->nrows, sizeof(*v->rows), rows_by_cpu);
+	v->trees = by_subtree(r, &v->ntrees);
+	qsort(v->trees, v->ntrees, sizeof(*v->trees), by_cpu);
+	v->diag = diagnoses(v->progs, v->nprogs, &v->ndiag);
+	v->folded = r->folded;
+}
+
+void report_view_free(struct report_view *v)
+{
+	free(v->progs);
+	free(v->rows);
+	free(v->trees);
+	free(v->diag);
+}
+
+bool report_diagnosis_first(const struct report_view *v, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(v->diag[k].id, v->diag[i].id))
+			return false;
+	return true;
+}
+
+uint64_t report_wall_ns(const struct report_proc *p)
+{
+	return wall_ns(p);
+}
+
 void report_write_text(const struct report *r, FILE *f)
 {
-	struct report_proc **rows = xcalloc(r->n ? r->n : 1, sizeof(*rows));
-	struct report_tally all = {0};
-	struct sum *progs, *trees;
-	size_t nprogs, ntrees;
+	struct report_view v;
+	const struct report_tally *all = &v.all;
 
-	progs = by_program(r, &nprogs);
-	for (size_t i = 0; i < nprogs; i++)
-		tally_add(&all, &progs[i].t);
-	for (size_t i = 0; i < r->n; i++)
-		rows[i] = r->v[i];
-	qsort(rows, r->n, sizeof(*rows), rows_by_cpu);
+	report_view(r, &v);
 	fprintf(f,
 		"qemu-jitbpf report: %zu process%s, %.3f s of CPU (the kernel's), split by %" PRIu64
 		" samples\n",
-		all.n, all.n == 1 ? "" : "es", all.cpu_ns / 1e9, all.split.samples);
-	if (r->folded)
-		fprintf(f, "(the %zu that ended first are in the totals below only)\n", r->folded);
+		all->n, all->n == 1 ? "" : "es", all->cpu_ns / 1e9, all->split.samples);
+	if (v.folded)
+		fprintf(f, "(the %zu that ended first are in the totals below only)\n", v.folded);
 	put_header(f, "CPU s");
 	fprintf(f, " %8s %8s %7s %7s %7s  %s\n", "wall s", "TBs", "again", "flushes", "PID",
 		"COMMAND");
-	for (size_t i = 0; i < r->n; i++) {
-		const struct report_proc *p = rows[i];
+	for (size_t i = 0; i < v.nrows; i++) {
+		const struct report_proc *p = v.rows[i];
 
 		fprintf(f, "  %8.3f", p->cpu_ns / 1e9);
 		put_shares(f, &p->split);
@@ -355,75 +380,60 @@ void report_write_text(const struct report *r, FILE *f)
 			wall_ns(p) / 1e9, p->tbs, p->again_flush + p->again_other, p->flushes,
 			(int)p->pid, p->command ? p->command : "?", p->running ? " (running)" : "");
 	}
-	qsort(progs, nprogs, sizeof(*progs), by_cpu);
 	fprintf(f, "By program:\n");
 	put_header(f, "CPU s");
 	fprintf(f, " %6s %8s %7s  %s\n", "runs", "TBs", "again", "PROGRAM");
-	for (size_t i = 0; i < nprogs; i++) {
-		const struct report_tally *t = &progs[i].t;
+	for (size_t i = 0; i < v.nprogs; i++) {
+		const struct report_tally *t = &v.progs[i].t;
 
 		fprintf(f, "  %8.3f", t->cpu_ns / 1e9);
 		put_shares(f, &t->split);
 		fprintf(f, " %6zu %8" PRIu64 " %7" PRIu64 "  %s\n", t->n, t->tbs,
-			t->again_flush + t->again_other, progs[i].key);
+			t->again_flush + t->again_other, v.progs[i].key);
 	}
-	trees = by_subtree(r, &ntrees);
-	qsort(trees, ntrees, sizeof(*trees), by_cpu);
-	if (ntrees) {
+	if (v.ntrees) {
 		fprintf(f, "By subtree (a process and all it ran):\n");
 		put_header(f, "CPU s");
 		fprintf(f, " %6s %7s  %s\n", "procs", "PID", "COMMAND");
-		for (size_t i = 0; i < ntrees; i++) {
-			fprintf(f, "  %8.3f", trees[i].t.cpu_ns / 1e9);
-			put_shares(f, &trees[i].t.split);
-			fprintf(f, " %6zu %7d  %s\n", trees[i].t.n, (int)trees[i].top->pid,
-				trees[i].top->command ? trees[i].top->command : "?");
+		for (size_t i = 0; i < v.ntrees; i++) {
+			fprintf(f, "  %8.3f", v.trees[i].t.cpu_ns / 1e9);
+			put_shares(f, &v.trees[i].t.split);
+			fprintf(f, " %6zu %7d  %s\n", v.trees[i].t.n, (int)v.trees[i].top->pid,
+				v.trees[i].top->command ? v.trees[i].top->command : "?");
 		}
 	}
 	/* The helpers by family, where any ran. */
-	if (all.split.samples) {
-		uint64_t total = cpu_split_total(&all.split);
+	if (all->split.samples) {
+		uint64_t total = cpu_split_total(&all->split);
 		bool any = false;
 
 		for (int i = 0; i < PART_MAX; i++)
-			if (cpu_part_is_helper(i) && all.split.ns[i]) {
+			if (cpu_part_is_helper(i) && all->split.ns[i]) {
 				fprintf(f, "%s %s %.1f%%", any ? "," : "Helpers:", cpu_part_name(i),
-					100.0 * all.split.ns[i] / total);
+					100.0 * all->split.ns[i] / total);
 				any = true;
 			}
 		if (any)
 			fputc('\n', f);
-		put_items(f, "  most in:", all.split.fn, total);
-		if (all.split.syscall_ns)
+		put_items(f, "  most in:", all->split.fn, total);
+		if (all->split.syscall_ns)
 			fprintf(f, "System calls: %.1f%% of the CPU\n",
-				100.0 * all.split.syscall_ns / total);
-		put_items(f, "  most in:", all.split.sys, total);
+				100.0 * all->split.syscall_ns / total);
+		put_items(f, "  most in:", all->split.sys, total);
 	}
-	{
-		size_t nd;
-		struct diagnosis *d = diagnoses(progs, nprogs, &nd);
-
-		if (nd)
-			fprintf(f, "Diagnoses:\n");
-		/* Each kind's programs, then what to change, once. */
-		for (size_t i = 0; i < nd; i++) {
-			bool seen = false;
-
-			for (size_t k = 0; k < i && !seen; k++)
-				seen = !strcmp(d[k].id, d[i].id);
-			if (seen)
-				continue;
-			for (size_t k = i; k < nd; k++)
-				if (!strcmp(d[k].id, d[i].id))
-					fprintf(f, "  %s: %s: %s.\n", d[k].id, d[k].program,
-						d[k].evidence);
-			fprintf(f, "    Change: %s.\n", d[i].fix);
-		}
-		free(d);
+	if (v.ndiag)
+		fprintf(f, "Diagnoses:\n");
+	/* Each kind's programs, then what to change, once. */
+	for (size_t i = 0; i < v.ndiag; i++) {
+		if (!report_diagnosis_first(&v, i))
+			continue;
+		for (size_t k = i; k < v.ndiag; k++)
+			if (!strcmp(v.diag[k].id, v.diag[i].id))
+				fprintf(f, "  %s: %s: %s.\n", v.diag[k].id, v.diag[k].program,
+					v.diag[k].evidence);
+		fprintf(f, "    Change: %s.\n", v.diag[i].fix);
 	}
-	free(progs);
-	free(trees);
-	free(rows);
+	report_view_free(&v);
 }
 
 static void put_json_code(FILE *f, uint64_t tbs, uint64_t flushes, uint64_t again_flush,
@@ -463,7 +473,7 @@ static void put_json_split(FILE *f, const struct cpu_split *s)
 
 void report_write_json(const struct report *r, FILE *f)
 {
-	struct sum *progs, *trees;
+	struct report_sum *progs, *trees;
 	size_t nprogs, ntrees;
 
 	fprintf(f, "{\"folded\": %zu, \"processes\": [", r->folded);

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "profiler/cpusplit.h"
+#include "report/diagnose.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 
@@ -81,9 +82,45 @@ void report_set_program(struct report *r, struct report_proc *p, const char *pro
 void report_final(struct report *r, struct report_proc *p);
 /* The row of P's parent, if the report has it. */
 struct report_proc *report_parent(const struct report *r, const struct report_proc *p);
-/* The report as a table for people, or as JSON for scripts. */
+/* A total: a program's runs, or a subtree. */
+struct report_sum {
+	const char *key;	       /* a program's name */
+	const struct report_proc *top; /* a subtree's root */
+	struct report_tally t;
+};
+
+/* The report's tables as the writers show them, the most CPU first. */
+struct report_view {
+	struct report_proc **rows; /* every row kept */
+	size_t nrows;
+	struct report_sum *progs; /* by program */
+	size_t nprogs;
+	struct report_sum *trees; /* by subtree: each row with rows below it */
+	size_t ntrees;
+	struct report_tally all;
+	struct diagnosis *diag; /* by program, in the programs' order */
+	size_t ndiag;
+	size_t folded; /* rows in the totals only */
+};
+
+void report_view(const struct report *r, struct report_view *v);
+void report_view_free(struct report_view *v);
+/* Is diagnosis I the first of its kind (its change said after it)? */
+bool report_diagnosis_first(const struct report_view *v, size_t i);
+/* P's wall time, or 0 when its start is unknown. */
+uint64_t report_wall_ns(const struct report_proc *p);
+
+/* The tables' columns: where the CPU went, in per cent of a split. */
+#define REPORT_COLS 6
+extern const char *const report_col_names[REPORT_COLS];
+void report_shares(const struct cpu_split *s, double pct[REPORT_COLS]);
+
+/* The report as a table for people, as JSON for scripts, or as Markdown
+ * for a CI job's summary (report-md.c): at most LIMIT bytes, the rows
+ * that do not fit left out, and said so. */
 void report_write_text(const struct report *r, FILE *f);
 void report_write_json(const struct report *r, FILE *f);
+void report_write_markdown(const struct report *r, FILE *f, size_t limit);
 void report_free(struct report *r);
 
 #endif

@@ -21,6 +21,15 @@ static void oom(void)
 	abort();
 }
 
+FILE *xopen_memstream(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+
+	if (!f)
+		oom();
+	return f;
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);

@@ -27,6 +27,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* A stream writing into memory (open_memstream()), *BUF freed by the caller. */
+FILE *xopen_memstream(char **buf, size_t *len);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * Replace the control characters of S (LEN bytes) with '?': names and
