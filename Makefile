@@ -102,7 +102,7 @@ GUESTS := $(foreach a,$(GUEST_ARCHES),$(foreach g,$(GUEST_NAMES),$(BUILD)/guests
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE dist all tool help deps qemu qemu-all $(QEMU_BUILDS) qemu-ref qemu-stock binfmt-install binfmt-uninstall deb guests tests check check-stress check-asan test bench demo fuzz fuzzers \
+.PHONY: FORCE dist all tool help deps oci oci-entry qemu qemu-all $(QEMU_BUILDS) qemu-ref qemu-stock binfmt-install binfmt-uninstall deb guests tests check check-stress check-asan test bench demo fuzz fuzzers \
 	format install clean distclean
 
 all: tool guests
@@ -194,7 +194,8 @@ fuzzers: $(FUZZERS)
 fuzz: $(FUZZERS)
 	@FUZZ_TIME=$(FUZZ_TIME) fuzz/run.sh $(FUZZ_OBJ) $(FUZZ_TARGETS)
 
-FORMATTED = $(wildcard userspace/*.[ch] userspace/*/*.[ch] bpf/*.[ch] fuzz/*.[ch] fuzz/seeds/*.c)
+FORMATTED = $(wildcard userspace/*.[ch] userspace/*/*.[ch] bpf/*.[ch] fuzz/*.[ch] fuzz/seeds/*.c \
+	oci/*/*.c)
 
 format:
 	clang-format --style=file -i $(FORMATTED)
@@ -209,6 +210,8 @@ help:
 	@echo "make qemu-stock  build unpatched QEMU 10.2.2 as Fedora's qemu-user-static (degraded mode)"
 	@echo "make dist        the release tarball, build/qemu-jitbpf-VERSION.tar.gz"
 	@echo "make deb         Debian packages of the tool and of our static emulators, in build/deb"
+	@echo "make oci         the emulator image (a drop-in for tonistiigi/binfmt) and the tool's"
+	@echo "                 image, as archives for docker load: build/oci/*.tar"
 	@echo "make binfmt-install    run foreign executables (containers too) with our static"
 	@echo "                 emulators through binfmt_misc; make binfmt-uninstall undoes it"
 	@echo "make bench       overhead detached (vs qemu-ref) and attached (vs QEMU's own)"
@@ -426,14 +429,15 @@ $(BUILD)/guests/linux/aarch64/initramfs.cpio.gz: scripts/guest-initramfs.sh \
 tests:
 	@tests/gen-matrix.sh $(BUILD)/tests "$(MATRIX)" "$(MATRIX_PRIMARY)"
 
-test: tool guests tests fuzzers
+test: tool guests tests fuzzers oci
 	@tests/run.sh tests/*.bats $(BUILD)/tests/*.bats
 
 # The QEMUs, the tool, the guests and the fuzzers are built side by side:
 # a cold run's downloads and single-threaded steps then overlap others'
 # compiling (docs/design/build-and-tests.md, "CI's time").
 check: deps
-	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers
+	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers oci-entry
+	@$(MAKE) --no-print-directory oci
 	@$(MAKE) --no-print-directory test
 
 # Tests that fail now and then, found before CI does: the suite (or
@@ -441,14 +445,15 @@ check: deps
 # cold caches; each test's failure count (tests/stress.sh).
 STRESS_PASSES ?= 3
 check-stress: deps
-	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers
+	@$(MAKE) --no-print-directory -j4 qemu-all tool guests tests fuzzers oci-entry
+	@$(MAKE) --no-print-directory oci
 	@tests/stress.sh -n $(STRESS_PASSES) $(STRESS_FILES)
 
 # The whole suite once more, on the tool built with ASan and UBSan: any
 # report fails the test that ran it (halt_on_error, exit code 23).
 check-asan: deps
 	@$(MAKE) --no-print-directory qemu-all
-	@$(MAKE) --no-print-directory tool guests tests fuzzers $(ASAN_TOOL)
+	@$(MAKE) --no-print-directory tool guests tests fuzzers oci $(ASAN_TOOL)
 	@QEMU_JITBPF_TEST=$(CURDIR)/$(ASAN_TOOL) \
 		ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=23:$(ASAN_OPTIONS) \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=23 \
@@ -471,6 +476,38 @@ bench: tool guests qemu qemu-ref qemu-stock
 	@scripts/chroot-build.sh root >/dev/null && bench/build-report.sh
 	@bench/stacks.sh
 	@bench/stock.sh
+
+# The emulator image's entrypoint (oci/binfmt/), static, with a tiny exit(0)
+# program of each architecture whose support it checks, each built by that
+# architecture's binutils (386's by the host's).
+OCI := $(BUILD)/oci
+BINFMT_ENTRY := $(OCI)/binfmt
+OCI_CHECK_ARCHES := arm64 riscv64 ppc64le s390x 386 arm
+CHECK_TARGET_arm64 := aarch64-linux-gnu-
+CHECK_TARGET_riscv64 := riscv64-linux-gnu-
+CHECK_TARGET_ppc64le := powerpc64le-linux-gnu-
+CHECK_TARGET_s390x := s390x-linux-gnu-
+CHECK_TARGET_arm := arm-linux-gnueabihf-
+CHECK_AS_386 := as --32
+CHECK_LD_386 := ld -m elf_i386
+OCI_CHECKS := $(foreach a,$(OCI_CHECK_ARCHES),$(OCI)/checks/exit-$(a))
+
+$(OCI)/checks/exit-%: oci/binfmt/checks/exit-%.S
+	@mkdir -p $(dir $@)
+	$(or $(CHECK_AS_$*),$(CHECK_TARGET_$*)as) -o $@.o $<
+	$(or $(CHECK_LD_$*),$(CHECK_TARGET_$*)ld) -s -n -static -o $@ $@.o
+	@rm -f $@.o
+
+oci-entry: $(BINFMT_ENTRY)
+$(BINFMT_ENTRY): oci/binfmt/binfmt.c oci/binfmt/checks.S $(OCI_CHECKS) $(TOOL_OBJ)/version.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-DBINFMT_VERSION='"$(VERSION_STR)"' -DQEMU_VERSION='"$(QEMU_VERSION)"' \
+		-Wa,-I,$(OCI)/checks -o $@ oci/binfmt/binfmt.c oci/binfmt/checks.S
+
+# The images, as archives (scripts/oci-build.sh): docker load -i FILE.
+oci: $(BINFMT_ENTRY) $(TOOL) qemu-build-static
+	@scripts/oci-build.sh $(BUILD) '$(VERSION_STR)' 10.2.2
 
 # A newcomer's first command: packages, QEMU, tool and guest, then the demo.
 demo:

@@ -17,6 +17,7 @@ PKGS="
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
   gcc-s390x-linux-gnu libc6-dev-s390x-cross
   valgrind clang-format bc cpio libcurl4-openssl-dev python3-seccomp cmark-gfm
+  docker.io
   protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
   golang-go chromium tmux libc6-dbg gnuplot-nox elfutils lcov diff-cover debootstrap
   lintian binfmt-support

@@ -100,7 +100,7 @@ checkpatch_clean() { # CP PATCH
 	# One clang-format for all: it names each file and line that differs.
 	run clang-format --style=file:"$TOP/.clang-format" --dry-run -Werror \
 		"$TOP"/userspace/*.[ch] "$TOP"/userspace/*/*.[ch] "$TOP"/bpf/*.[ch] "$TOP"/fuzz/*.[ch] \
-		"$TOP"/fuzz/seeds/*.c
+		"$TOP"/fuzz/seeds/*.c "$TOP"/oci/*/*.c
 	assert_success
 	assert_output ""
 }
