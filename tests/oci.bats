@@ -80,6 +80,7 @@ setup() {
 }
 
 teardown() {
+	stop_bg
 	for e in $ENTRIES; do
 		[ ! -e "$M/$e" ] || echo -1 >"$M/$e"
 	done
@@ -178,6 +179,30 @@ print("null" if v is None else " ".join(v))' "$1" "$2"
 	[[ $(status_field "$output" supported) == linux/amd64* ]] || fail "$output"
 	! mountpoint -q "$D/mnt" || fail "$D/mnt still mounted"
 	[ -z "$(ls -A "$D/mnt")" ] || fail "$D/mnt: $(ls -A "$D/mnt")"
+}
+
+@test "-a on an entry registered with F whose emulator's path names nothing any more (an emulator image's, gone): each QEMU it starts seen from its first block" {
+	local p
+	run env QEMU_BINARY_PATH="$D/usr/bin" "$BIN" --install arm64
+	assert_success
+	rm "$D/usr/bin/qemu-aarch64"
+	start_bg "$QEMU_JITBPF" -a -v --perfmap
+	wait_bg_err 'attached to .* binaries' 10
+	grep -q "binfmt_misc qemu-aarch64: the emulator it opened ($D/usr/bin/qemu-aarch64 when registered) is /proc/self/fd/" "$D/bg.err" ||
+		fail "$(cat "$D/bg.err")"
+	"$(guest aarch64 hot)" 20000 >/dev/null &
+	p=$!
+	wait "$p"
+	kill -INT "$BG_PID"
+	wait_bg 60
+	[ "$BG_STATUS" = 0 ] || fail "$(cat "$D/bg.err")"
+	# Its first block, _start's, and its hot functions, named.
+	grep -q ' _start$' "/tmp/perf-$p.map" || fail "no _start: $(head -n 5 "/tmp/perf-$p.map")"
+	grep -q ' hot_main$' "/tmp/perf-$p.map" || fail "no hot_main"
+	# Followed from its start: no handshake asked of it (one is, of a QEMU
+	# met late, as -p does).
+	! grep -q 'attach request' "$D/bg.err" || fail "$(cat "$D/bg.err")"
+	rm -f "/tmp/perf-$p.map"
 }
 
 @test "the images: docker load takes both archives; the emulator image as setup-qemu-action runs it installs arm64, and a docker build FROM an arm64 image runs its RUN steps through it; --uninstall leaves the host's entries" {

@@ -378,6 +378,9 @@ static void free_all(struct engine *e)
 		free(e->bins[i]);
 	}
 	free(e->bins);
+	for (size_t i = 0; i < e->nemulator_fds; i++)
+		close(e->emulator_fds[i]);
+	free(e->emulator_fds);
 	target_free(&e->root);
 	free(e->root_map);
 	free(e->root_marker);

@@ -137,6 +137,10 @@ struct engine {
 	struct linkset links;  /* tracepoints; -a: every binary's probes */
 	struct binary **bins;  /* the QEMU binaries seen */
 	size_t nbins, bins_cap;
+	/* Emulators binfmt_misc opened (flag F), held open: the paths of
+	 * their binaries are /proc/self/fd/N (binfmt.h). */
+	int *emulator_fds;
+	size_t nemulator_fds, emulator_fds_cap;
 	struct pidtab procs; /* the processes followed */
 	/* -a: an exec whose new program is taken in when it reports: when,
 	 * and the process's CPU then (its new program's start), by pid. */

@@ -4,6 +4,7 @@
  * device and inode, each read once for its probes.
  */
 #include "engine/scope.h"
+#include "engine/binfmt.h"
 #include "engine/engine.h"
 #include "util/util.h"
 
@@ -101,34 +102,61 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid,
 }
 
 /*
- * The emulator of each enabled binfmt_misc entry (its "interpreter" line):
- * with the probes, the QEMU every foreign executable will start.
+ * The emulator of each enabled binfmt_misc entry: with the probes, the
+ * QEMU every foreign executable will start.  An entry registered with
+ * flag F runs the file the kernel opened then, whatever its path names
+ * now (nothing, for an emulator image's): that file, reached through a
+ * process it starts (binfmt.c), held open for the run.
  */
+/* Where binfmt_misc is: here, or, in a container (the tool's image, run
+ * with --pid=host), where the host's first process sees it. */
+static const char *binfmt_dir(void)
+{
+	if (access("/proc/sys/fs/binfmt_misc/status", F_OK) &&
+	    !access("/proc/1/root/proc/sys/fs/binfmt_misc/status", F_OK))
+		return "/proc/1/root/proc/sys/fs/binfmt_misc";
+	return "/proc/sys/fs/binfmt_misc";
+}
+
 static void each_binfmt(struct engine *e)
 {
-	const char *dir = "/proc/sys/fs/binfmt_misc";
+	const char *dir = binfmt_dir();
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
 	while (d && (de = readdir(d))) {
-		char path[PATH_MAX], line[PATH_MAX + 32];
-		bool enabled = false;
-		FILE *f;
+		char path[PATH_MAX], fd_path[64];
+		struct stat opened, named;
+		struct binfmt_entry b;
+		int fd;
 
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "register") ||
 		    !strcmp(de->d_name, "status"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = 0;
-			if (!strcmp(line, "enabled"))
-				enabled = true;
-			else if (enabled && !strncmp(line, "interpreter ", 12))
-				scope_binary(e, line + 12, 0, NULL);
+		if (binfmt_entry_read(path, &b) || !b.enabled)
+			continue;
+		if (!b.fix_binary || (fd = binfmt_emulator_fd(&b)) < 0) {
+			scope_binary(e, b.interpreter, 0, NULL);
+			continue;
 		}
-		if (f)
-			fclose(f);
+		/* Its path names that file still: the path, as without F. */
+		if (!fstat(fd, &opened) && !stat(b.interpreter, &named) &&
+		    opened.st_dev == named.st_dev && opened.st_ino == named.st_ino) {
+			close(fd);
+			scope_binary(e, b.interpreter, 0, NULL);
+			continue;
+		}
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+		if (!scope_binary(e, fd_path, 0, NULL)) {
+			close(fd);
+			continue;
+		}
+		grow(&e->emulator_fds, &e->emulator_fds_cap, e->nemulator_fds + 1,
+		     sizeof(*e->emulator_fds));
+		e->emulator_fds[e->nemulator_fds++] = fd;
+		pr_dbg("binfmt_misc %s: the emulator it opened (%s when registered) is %s",
+		       de->d_name, b.interpreter, fd_path);
 	}
 	if (d)
 		closedir(d);
