@@ -9,7 +9,6 @@
  * which is opened and kept, and the process killed.
  */
 #include "engine/binfmt.h"
-#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>

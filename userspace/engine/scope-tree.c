@@ -333,6 +333,12 @@ static void release_children(struct engine *e, const struct proc *p)
 	closedir(dir);
 }
 
+/* Do P's children wait for us as it forks? */
+static bool children_wait(const struct proc *p)
+{
+	return p->follows_ns && p->bin && p->bin->fork_wait;
+}
+
 /*
  * We stopped while the tree runs on.  A QEMU that was forking as our
  * probes went decided, at the start of its fork, that the child waits for
@@ -341,12 +347,6 @@ static void release_children(struct engine *e, const struct proc *p)
  * and its parent, if it waits for it, with it.  So, once any such fork is
  * done, such children are let go, as our request would have done.
  */
-/* Do P's children wait for us as it forks? */
-static bool children_wait(const struct proc *p)
-{
-	return p->follows_ns && p->bin && p->bin->fork_wait;
-}
-
 static void detached(struct engine *e, uint64_t detached_ns)
 {
 	uint64_t now = mono_ns();

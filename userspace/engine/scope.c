@@ -101,13 +101,6 @@ const struct binary *scope_binary(struct engine *e, const char *path, pid_t pid,
 	return lookup(e, path, pid, err);
 }
 
-/*
- * The emulator of each enabled binfmt_misc entry: with the probes, the
- * QEMU every foreign executable will start.  An entry registered with
- * flag F runs the file the kernel opened then, whatever its path names
- * now (nothing, for an emulator image's): that file, reached through a
- * process it starts (binfmt.c), held open for the run.
- */
 /* Where binfmt_misc is: here, or, in a container (the tool's image, run
  * with --pid=host), where the host's first process sees it. */
 static const char *binfmt_dir(void)
@@ -118,6 +111,13 @@ static const char *binfmt_dir(void)
 	return "/proc/sys/fs/binfmt_misc";
 }
 
+/*
+ * The emulator of each enabled binfmt_misc entry: with the probes, the
+ * QEMU every foreign executable will start.  An entry registered with
+ * flag F runs the file the kernel opened then, whatever its path names
+ * now (nothing, for an emulator image's): that file, reached through a
+ * process it starts (binfmt.c), held open for the run.
+ */
 static void each_binfmt(struct engine *e)
 {
 	const char *dir = binfmt_dir();

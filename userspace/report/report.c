@@ -178,7 +178,7 @@ void report_final(struct report *r, struct report_proc *p)
 		fold_oldest(r);
 }
 
-static uint64_t wall_ns(const struct report_proc *p)
+uint64_t report_wall_ns(const struct report_proc *p)
 {
 	return p->start_ns && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 }
@@ -351,11 +351,6 @@ bool report_diagnosis_first(const struct report_view *v, size_t i)
 	return true;
 }
 
-uint64_t report_wall_ns(const struct report_proc *p)
-{
-	return wall_ns(p);
-}
-
 void report_write_text(const struct report *r, FILE *f)
 {
 	struct report_view v;
@@ -377,8 +372,9 @@ void report_write_text(const struct report *r, FILE *f)
 		fprintf(f, "  %8.3f", p->cpu_ns / 1e9);
 		put_shares(f, &p->split);
 		fprintf(f, " %8.3f %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7d  %s%s\n",
-			wall_ns(p) / 1e9, p->tbs, p->again_flush + p->again_other, p->flushes,
-			(int)p->pid, p->command ? p->command : "?", p->running ? " (running)" : "");
+			report_wall_ns(p) / 1e9, p->tbs, p->again_flush + p->again_other,
+			p->flushes, (int)p->pid, p->command ? p->command : "?",
+			p->running ? " (running)" : "");
 	}
 	fprintf(f, "By program:\n");
 	put_header(f, "CPU s");
@@ -492,7 +488,7 @@ void report_write_json(const struct report *r, FILE *f)
 		fprintf(f, ", \"program\": ");
 		json_put_string(f, p->program ? p->program : "");
 		fprintf(f, ", \"running\": %s, \"wall_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", ",
-			p->running ? "true" : "false", wall_ns(p), p->cpu_ns);
+			p->running ? "true" : "false", report_wall_ns(p), p->cpu_ns);
 		put_json_code(f, p->tbs, p->flushes, p->again_flush, p->again_other);
 		put_json_split(f, &p->split);
 		fputc('}', f);
